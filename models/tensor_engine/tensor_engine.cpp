@@ -1,0 +1,99 @@
+#include "models/tensor_engine/tensor_engine.h"
+
+#include <cstring>
+
+#include "tlm/ext_accumulate.h"
+#include "tlm/transport.h"
+
+namespace trnsim::te {
+
+tensor_engine::tensor_engine(sc_core::sc_module_name name, const te_config& cfg, te_backend_if& backend)
+    : sc_module(name), out("out"), m_cfg(cfg), m_backend(backend), m_limits(cfg), m_stats(basename()) {
+    SC_HAS_PROCESS(tensor_engine);
+    SC_THREAD(writeback_thread);
+    for (auto* s : {&m_instructions, &m_macs, &m_stream_cycles, &m_capacity_macs, &m_last_done_cycle}) m_stats.add(*s);
+}
+
+double tensor_engine::peak_macs_per_cycle(numerics::dtype t) const {
+    return double(m_cfg.rows) * m_cfg.cols * m_limits.macs_per_pe(t) / m_limits.passes(t);
+}
+
+std::string tensor_engine::check(const matmul_args& a) const {
+    uint32_t kmax = m_cfg.rows * m_limits.macs_per_pe(a.in_type);
+    if (a.k == 0 || a.m == 0 || a.n == 0) return "zero-sized matmul (k, m, n must be >= 1)";
+    if (a.k > kmax) return "k = " + std::to_string(a.k) + " exceeds " + std::to_string(kmax) + " (array rows x MACs per PE)";
+    if (a.m > m_cfg.cols) return "m = " + std::to_string(a.m) + " exceeds the array's " + std::to_string(m_cfg.cols) + " columns";
+    if (a.n > m_cfg.n_max) return "n = " + std::to_string(a.n) + " exceeds n_max " + std::to_string(m_cfg.n_max);
+    return {};
+}
+
+void tensor_engine::read_rows(uint64_t addr, uint64_t stride, uint32_t rows, uint64_t row_bytes, uint8_t* dst,
+                              sc_core::sc_time& delay) {
+    // Rows live in different partitions (banks) and are read in parallel: the slowest row sets the delay.
+    const sc_core::sc_time base = delay;
+    for (uint32_t r = 0; r < rows; ++r) {
+        sc_core::sc_time d = base;
+        auto st = tlmx::transport(out, m_pool, tlm::TLM_READ_COMMAND, addr + r * stride, dst + r * row_bytes, row_bytes, d);
+        delay = std::max(delay, d);
+        if (st != tlm::TLM_OK_RESPONSE) {
+            std::string msg = "operand read of " + std::to_string(row_bytes) + " bytes at core-local " +
+                              tlmx::hex(addr + r * stride) + " failed (" + std::to_string(int(st)) + ")";
+            SC_REPORT_ERROR(name(), msg.c_str());
+        }
+    }
+}
+
+void tensor_engine::matmul(const matmul_args& a, std::function<void()> on_done) {
+    const size_t es = numerics::size_of(a.in_type);
+    te_job job;
+    job.id = m_next_id++;
+    job.in_type = a.in_type;
+    job.k = a.k;
+    job.m = a.m;
+    job.n = a.n;
+    job.stationary.resize(size_t(a.k) * a.m * es);
+    job.moving.resize(size_t(a.k) * a.n * es);
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    read_rows(a.s_addr, a.s_stride, a.k, uint64_t(a.m) * es, job.stationary.data(), delay);
+    read_rows(a.x_addr, a.x_stride, a.k, uint64_t(a.n) * es, job.moving.data(), delay);
+    // The moving operand streams from SBUF while the array runs; only the stationary read must precede the
+    // weight load. The SBUF read of both still occupies the SBUF bank ports (contention is accounted there).
+    if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
+
+    m_macs += double(a.k) * a.m * a.n;
+    m_stream_cycles += double(m_limits.stream_cycles(a.in_type, a.n));
+    m_capacity_macs += double(m_limits.stream_cycles(a.in_type, a.n)) * peak_macs_per_cycle(a.in_type);
+    job.on_done = [this, a, cb = std::move(on_done)](te_job& j) mutable {
+        m_done.push_back(finished{std::move(j), a, std::move(cb)});
+        m_done_ev.notify();
+    };
+    m_backend.submit(std::move(job));
+}
+
+void tensor_engine::writeback_thread() {
+    while (true) {
+        if (m_done.empty()) sc_core::wait(m_done_ev);
+        if (m_done.empty()) continue;
+        finished f = std::move(m_done.front());
+        m_done.pop_front();
+        const matmul_args& a = f.args;
+        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+        for (uint32_t r = 0; r < a.m; ++r) {  // one row per PSUM partition, written in parallel
+            tlm::tlm_extension_base* ext = a.accumulate ? new tlmx::ext_accumulate : nullptr;
+            sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+            auto st = tlmx::transport(out, m_pool, tlm::TLM_WRITE_COMMAND, a.y_addr + r * a.y_stride,
+                                      f.job.out.data() + size_t(r) * a.n, uint64_t(a.n) * 4, d, ext);
+            delay = std::max(delay, d);
+            if (st != tlm::TLM_OK_RESPONSE) {
+                std::string msg = "PSUM write at core-local " + tlmx::hex(a.y_addr + r * a.y_stride) + " failed";
+                SC_REPORT_ERROR(name(), msg.c_str());
+            }
+        }
+        if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
+        ++m_instructions;
+        m_last_done_cycle.set(double(f.job.done));
+        if (f.on_done) f.on_done();
+    }
+}
+
+} // namespace trnsim::te
