@@ -85,7 +85,7 @@ void router::invalidate_direct_mem_ptr(int port, sc_dt::uint64 start, sc_dt::uin
     for (const auto& r : m_map.ranges()) {
         if (r.port != size_t(port)) continue;
         uint64_t s = r.base + start, e = r.base + std::min<uint64_t>(end, r.size - 1);
-        for (int i = 0; i < in.size(); ++i) in[i]->invalidate_direct_mem_ptr(s, e);
+        for (int i = 0; i < int(in.size()); ++i) in[i]->invalidate_direct_mem_ptr(s, e);
     }
 }
 

@@ -56,9 +56,14 @@ void neuron_core::load(core_program prog) {
     m_queues.clear();
     m_queues.push_back({"te", &m_prog.te});
     for (size_t q = 0; q < m_prog.dma.size(); ++q) m_queues.push_back({"dma_queue" + std::to_string(q), &m_prog.dma[q]});
-    sc_core::sc_spawn(sc_bind(&neuron_core::te_thread, this), "te_queue");
+    // Spawned processes are named after the core (load() may run outside the module's construction context).
+    std::string prefix = name();
+    for (auto& ch : prefix)
+        if (ch == '.') ch = '_';
+    sc_core::sc_spawn(sc_bind(&neuron_core::te_thread, this), (prefix + "_te_queue").c_str());
     for (size_t q = 0; q < m_prog.dma.size(); ++q)
-        sc_core::sc_spawn(sc_bind(&neuron_core::dma_thread, this, q + 1), ("dma_queue" + std::to_string(q)).c_str());
+        sc_core::sc_spawn(sc_bind(&neuron_core::dma_thread, this, q + 1),
+                          (prefix + "_dma_queue" + std::to_string(q)).c_str());
 }
 
 void neuron_core::wait_for(queue_state& q, const instruction& in) {

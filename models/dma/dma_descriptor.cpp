@@ -7,13 +7,14 @@
 namespace trnsim::dma {
 
 namespace {
+__extension__ typedef __int128 i128;
 // Lowest and highest byte address touched along one base + strides walk; false if it wraps.
 bool extent(uint64_t base, int64_t row_stride, int64_t plane_stride, const dma_descriptor& d, uint64_t& lo, uint64_t& hi) {
-    __int128 l = base, h = base;
-    __int128 last_row = __int128(row_stride) * (d.rows - 1), last_plane = __int128(plane_stride) * (d.planes - 1);
-    l += std::min<__int128>(0, last_row) + std::min<__int128>(0, last_plane);
-    h += std::max<__int128>(0, last_row) + std::max<__int128>(0, last_plane) + __int128(d.row_bytes) - 1;
-    if (l < 0 || h > __int128(std::numeric_limits<uint64_t>::max())) return false;
+    i128 l = base, h = base;
+    i128 last_row = i128(row_stride) * (d.rows - 1), last_plane = i128(plane_stride) * (d.planes - 1);
+    l += std::min<i128>(0, last_row) + std::min<i128>(0, last_plane);
+    h += std::max<i128>(0, last_row) + std::max<i128>(0, last_plane) + i128(d.row_bytes) - 1;
+    if (l < 0 || h > i128(std::numeric_limits<uint64_t>::max())) return false;
     lo = uint64_t(l);
     hi = uint64_t(h);
     return true;

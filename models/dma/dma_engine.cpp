@@ -1,5 +1,7 @@
 #include "models/dma/dma_engine.h"
 
+#include <algorithm>
+
 #include "tlm/time.h"
 #include "tlm/transport.h"
 
@@ -7,8 +9,9 @@ namespace trnsim::dma {
 
 dma_engine::dma_engine(sc_core::sc_module_name name, const dma_config& cfg)
     : sc_module(name), out("out"), m_cfg(cfg), m_port(cfg.engine_gbps, 0), m_stats(basename()) {
-    for (uint32_t i = 0; i < cfg.outstanding; ++i)
-        sc_core::sc_spawn(sc_bind(&dma_engine::worker, this), sc_core::sc_gen_unique_name("worker"));
+    SC_HAS_PROCESS(dma_engine);
+    SC_THREAD(issue_thread);
+    SC_THREAD(retire_thread);
     for (auto* s : {static_cast<stats::stat*>(&m_descriptors), static_cast<stats::stat*>(&m_bursts),
                     static_cast<stats::stat*>(&m_bytes), static_cast<stats::stat*>(&m_busy)})
         m_stats.add(*s);
@@ -23,7 +26,7 @@ void dma_engine::submit(const dma_descriptor& d, std::function<void()> on_done) 
     m_new_job.notify(sc_core::SC_ZERO_TIME);
 }
 
-bool dma_engine::next_burst(job& j, uint64_t& src, uint64_t& dst, uint64_t& len) {
+void dma_engine::next_burst(job& j, uint64_t& src, uint64_t& dst, uint64_t& len) {
     const dma_descriptor& d = j.d;
     src = d.src + uint64_t(int64_t(j.plane) * d.src_plane_stride + int64_t(j.row) * d.src_stride) + j.off;
     dst = d.dst + uint64_t(int64_t(j.plane) * d.dst_plane_stride + int64_t(j.row) * d.dst_stride) + j.off;
@@ -36,10 +39,9 @@ bool dma_engine::next_burst(job& j, uint64_t& src, uint64_t& dst, uint64_t& len)
             if (++j.plane == d.planes) j.all_issued = true;
         }
     }
-    return true;
 }
 
-void dma_engine::worker() {
+void dma_engine::issue_thread() {
     while (true) {
         // The oldest descriptor that still has bursts to issue (bursts go out in descriptor order).
         auto it = m_jobs.begin();
@@ -50,7 +52,11 @@ void dma_engine::worker() {
         }
         if (sc_core::sc_time_stamp() < it->eligible) {
             sc_core::wait(it->eligible - sc_core::sc_time_stamp());
-            continue;  // the list may have changed while waiting
+            continue;  // an older descriptor may have arrived meanwhile
+        }
+        if (m_flights.size() >= m_cfg.outstanding) {
+            sc_core::wait(m_landed);
+            continue;
         }
         uint64_t src, dst, len;
         next_burst(*it, src, dst, len);
@@ -77,13 +83,36 @@ void dma_engine::worker() {
             return;
         }
         gp->release();
-        uint64_t done = std::max(port_done, tlmx::to_ps(sc_core::sc_time_stamp() + delay));
-        sc_core::wait(tlmx::from_ps(done - start));
+        sc_core::sc_time lands = std::max(tlmx::from_ps(port_done), sc_core::sc_time_stamp() + delay);
+        m_flights.push_back({lands, it, len});
+        std::push_heap(m_flights.begin(), m_flights.end(), std::greater<>());
+        m_new_flight.notify(sc_core::SC_ZERO_TIME);
+        // The datapath is busy until this burst has streamed through it.
+        uint64_t now = tlmx::now_ps();
+        if (port_done > now) sc_core::wait(tlmx::from_ps(port_done - now));
+    }
+}
+
+void dma_engine::retire_thread() {
+    while (true) {
+        if (m_flights.empty()) {
+            sc_core::wait(m_new_flight);
+            continue;
+        }
+        sc_core::sc_time t = m_flights.front().lands;
+        if (t > sc_core::sc_time_stamp()) {
+            sc_core::wait(t - sc_core::sc_time_stamp(), m_new_flight);  // an earlier landing may be queued meanwhile
+            continue;
+        }
+        std::pop_heap(m_flights.begin(), m_flights.end(), std::greater<>());
+        in_flight f = m_flights.back();
+        m_flights.pop_back();
         ++m_bursts;
-        m_bytes += double(len);
-        if (--it->in_flight == 0 && it->all_issued) {
-            auto cb = std::move(it->on_done);
-            m_jobs.erase(it);
+        m_bytes += double(f.bytes);
+        m_landed.notify(sc_core::SC_ZERO_TIME);
+        if (--f.owner->in_flight == 0 && f.owner->all_issued) {
+            auto cb = std::move(f.owner->on_done);
+            m_jobs.erase(f.owner);
             ++m_descriptors;
             if (cb) cb();
         }

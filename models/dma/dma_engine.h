@@ -1,6 +1,8 @@
-// One DMA engine: a FIFO of descriptors, moved as bursts (read from the source, write to the destination) by
-// `outstanding` concurrent workers through one initiator socket. The engine's datapath is a bandwidth-limited port.
-// A descriptor's completion callback runs when its last burst has landed.
+// One DMA engine: a FIFO of descriptors, moved as bursts (read from the source, write to the destination) through
+// one initiator socket. The issuing thread sends a burst whenever the engine's datapath (a bandwidth-limited port)
+// is free and fewer than `outstanding` bursts are in flight; each burst lands at the time its transport annotated
+// (memory latency and contention included), when a retire thread accounts it. A descriptor's completion callback
+// runs when its last burst has landed.
 #pragma once
 #include <functional>
 #include <list>
@@ -38,12 +40,20 @@ private:
         bool all_issued = false;
         uint64_t in_flight = 0;
     };
-    void worker();
-    bool next_burst(job& j, uint64_t& src, uint64_t& dst, uint64_t& len);
+    void issue_thread();
+    void retire_thread();
+    void next_burst(job& j, uint64_t& src, uint64_t& dst, uint64_t& len);
+    struct in_flight {
+        sc_core::sc_time lands;
+        std::list<dma_engine::job>::iterator owner;
+        uint64_t bytes;
+        bool operator>(const in_flight& o) const { return lands > o.lands; }
+    };
 
     dma_config m_cfg;
     std::list<job> m_jobs;
-    sc_core::sc_event m_new_job;
+    sc_core::sc_event m_new_job, m_landed, m_new_flight;
+    std::vector<in_flight> m_flights;  // min-heap on landing time
     tlmx::bw_port m_port;
     tlmx::payload_pool m_pool;
     stats::group m_stats;

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "tlm/address_map.h"
 #include "tlm/ext_accumulate.h"
 #include "tlm/transport.h"
 
@@ -24,20 +25,22 @@ std::string tensor_engine::check(const matmul_args& a) const {
     if (a.k > kmax) return "k = " + std::to_string(a.k) + " exceeds " + std::to_string(kmax) + " (array rows x MACs per PE)";
     if (a.m > m_cfg.cols) return "m = " + std::to_string(a.m) + " exceeds the array's " + std::to_string(m_cfg.cols) + " columns";
     if (a.n > m_cfg.n_max) return "n = " + std::to_string(a.n) + " exceeds n_max " + std::to_string(m_cfg.n_max);
+    if (a.plane_rows == 0) return "plane_rows is 0";
     return {};
 }
 
-void tensor_engine::read_rows(uint64_t addr, uint64_t stride, uint32_t rows, uint64_t row_bytes, uint8_t* dst,
-                              sc_core::sc_time& delay) {
+void tensor_engine::read_rows(uint64_t addr, uint64_t stride, uint64_t plane, uint32_t plane_rows, uint32_t rows,
+                              uint64_t row_bytes, uint8_t* dst, sc_core::sc_time& delay) {
     // Rows live in different partitions (banks) and are read in parallel: the slowest row sets the delay.
     const sc_core::sc_time base = delay;
     for (uint32_t r = 0; r < rows; ++r) {
         sc_core::sc_time d = base;
-        auto st = tlmx::transport(out, m_pool, tlm::TLM_READ_COMMAND, addr + r * stride, dst + r * row_bytes, row_bytes, d);
+        uint64_t a = addr + (r % plane_rows) * stride + (r / plane_rows) * plane;
+        auto st = tlmx::transport(out, m_pool, tlm::TLM_READ_COMMAND, a, dst + r * row_bytes, row_bytes, d);
         delay = std::max(delay, d);
         if (st != tlm::TLM_OK_RESPONSE) {
             std::string msg = "operand read of " + std::to_string(row_bytes) + " bytes at core-local " +
-                              tlmx::hex(addr + r * stride) + " failed (" + std::to_string(int(st)) + ")";
+                              tlmx::hex(a) + " failed (" + std::to_string(int(st)) + ")";
             SC_REPORT_ERROR(name(), msg.c_str());
         }
     }
@@ -54,8 +57,8 @@ void tensor_engine::matmul(const matmul_args& a, std::function<void()> on_done) 
     job.stationary.resize(size_t(a.k) * a.m * es);
     job.moving.resize(size_t(a.k) * a.n * es);
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    read_rows(a.s_addr, a.s_stride, a.k, uint64_t(a.m) * es, job.stationary.data(), delay);
-    read_rows(a.x_addr, a.x_stride, a.k, uint64_t(a.n) * es, job.moving.data(), delay);
+    read_rows(a.s_addr, a.s_stride, a.s_plane, a.plane_rows, a.k, uint64_t(a.m) * es, job.stationary.data(), delay);
+    read_rows(a.x_addr, a.x_stride, a.x_plane, a.plane_rows, a.k, uint64_t(a.n) * es, job.moving.data(), delay);
     // The moving operand streams from SBUF while the array runs; only the stationary read must precede the
     // weight load. The SBUF read of both still occupies the SBUF bank ports (contention is accounted there).
     if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
@@ -79,7 +82,7 @@ void tensor_engine::writeback_thread() {
         const matmul_args& a = f.args;
         sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
         for (uint32_t r = 0; r < a.m; ++r) {  // one row per PSUM partition, written in parallel
-            tlm::tlm_extension_base* ext = a.accumulate ? new tlmx::ext_accumulate : nullptr;
+            tlmx::ext_accumulate* ext = a.accumulate ? new tlmx::ext_accumulate : nullptr;
             sc_core::sc_time d = sc_core::SC_ZERO_TIME;
             auto st = tlmx::transport(out, m_pool, tlm::TLM_WRITE_COMMAND, a.y_addr + r * a.y_stride,
                                       f.job.out.data() + size_t(r) * a.n, uint64_t(a.n) * 4, d, ext);

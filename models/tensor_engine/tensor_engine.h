@@ -17,12 +17,15 @@
 
 namespace trnsim::te {
 
-// Operand and result locations: row r of S is k... at s_addr + r*s_stride (one SBUF partition per row), etc.
+// Operand and result locations (core-local addresses). Row r (0 <= r < k) of the stationary tile S lives at
+// s_addr + (r % plane_rows) * s_stride + (r / plane_rows) * s_plane: one SBUF partition per row, and when k exceeds
+// the partitions (FP8 double row) the further rows in a second plane of the free dimension. Likewise X.
 struct matmul_args {
     numerics::dtype in_type = numerics::dtype::bf16;
     uint32_t k = 0, m = 0, n = 0;
-    uint64_t s_addr = 0, s_stride = 0;  // stationary [k][m]
-    uint64_t x_addr = 0, x_stride = 0;  // moving [k][n]
+    uint32_t plane_rows = 128;
+    uint64_t s_addr = 0, s_stride = 0, s_plane = 0;  // stationary [k][m]
+    uint64_t x_addr = 0, x_stride = 0, x_plane = 0;  // moving [k][n]
     uint64_t y_addr = 0, y_stride = 0;  // PSUM [m][n] FP32
     bool accumulate = false;
     uint64_t tag = 0;
@@ -45,8 +48,8 @@ public:
     const te_config& config() const { return m_cfg; }
 
 private:
-    void read_rows(uint64_t addr, uint64_t stride, uint32_t rows, uint64_t row_bytes, uint8_t* dst,
-                   sc_core::sc_time& delay);
+    void read_rows(uint64_t addr, uint64_t stride, uint64_t plane, uint32_t plane_rows, uint32_t rows,
+                   uint64_t row_bytes, uint8_t* dst, sc_core::sc_time& delay);
     void writeback_thread();
 
     const te_config& m_cfg;
