@@ -69,18 +69,22 @@ std::vector<core::core_program> compile_gemm(const gemm_spec& g, const gemm_layo
         throw std::invalid_argument("gemm: two SBUF buffers of " + std::to_string(buf_bytes) +
                                     " bytes per partition do not fit chip.core.sbuf.partition_kib (" +
                                     std::to_string(spb) + " bytes)");
+    // As many operand buffers as fit, up to MAX_BUFFERS: loads run that many K steps ahead of the matmuls, which
+    // hides the DMA descriptor latency.
+    constexpr uint32_t MAX_BUFFERS = 4;
+    const uint32_t nbuf = uint32_t(std::min<uint64_t>(MAX_BUFFERS, spb / buf_bytes));
 
     // Semaphores: LOAD[b] (DMA loads landed in buffer b), MM[b] (matmuls done reading buffer b), STORE[a] (stores
     // of PSUM accumulator a done). Counts only grow; waits name the cumulative count needed.
     const uint32_t acc_count = t.block_m * t.block_n;
-    const uint32_t SEM_LOAD = 0, SEM_MM = 2, SEM_STORE = 4;
+    const uint32_t SEM_LOAD = 0, SEM_MM = nbuf, SEM_STORE = 2 * nbuf;
     std::vector<core::core_program> progs(chip.cores);
     for (auto& p : progs) {
         p.semaphores = SEM_STORE + acc_count;
         p.dma.resize(3);  // 0: A^T loads, 1: B loads, 2: stores
     }
     struct counts {
-        uint64_t load[2] = {0, 0}, mm[2] = {0, 0};
+        uint64_t load[MAX_BUFFERS] = {}, mm[MAX_BUFFERS] = {};
         std::vector<uint64_t> store;
         std::vector<uint64_t> mm_after_step;  // cumulative MM[b] count at the end of each step (by step index)
         uint64_t step = 0;
@@ -107,14 +111,14 @@ std::vector<core::core_program> compile_gemm(const gemm_spec& g, const gemm_layo
             if (nt < t.n_tiles) ns.emplace_back(nt * t.nt, uint32_t(std::min<uint64_t>(t.nt, g.n - nt * t.nt)));
         }
         for (uint64_t kt = 0; kt < t.k_tiles; ++kt) {
-            const uint32_t b = uint32_t(ct.step % 2);
+            const uint32_t b = uint32_t(ct.step % nbuf);
             const uint64_t k0 = kt * t.kt;
             const uint32_t ks = uint32_t(std::min<uint64_t>(t.kt, g.k - k0));
             const uint32_t rows0 = std::min(ks, P), plane_count = uint32_t(ceil_div(ks, P));
             const uint64_t buf = b * buf_bytes;
-            // Loads may overwrite buffer b once the matmuls of the step that last used it (step - 2) are done.
+            // Loads may overwrite buffer b once the matmuls of the step that last used it (step - nbuf) are done.
             std::vector<core::sem_wait> free_wait;
-            if (ct.step >= 2) free_wait.push_back({SEM_MM + b, ct.mm_after_step[ct.step - 2]});
+            if (ct.step >= nbuf) free_wait.push_back({SEM_MM + b, ct.mm_after_step[ct.step - nbuf]});
             auto load = [&](size_t queue, uint64_t src, uint64_t src_row, uint64_t row_bytes, uint64_t dst_off, uint64_t plane_off) {
                 core::instruction in;
                 in.op = core::opcode::dma;
@@ -171,7 +175,7 @@ std::vector<core::core_program> compile_gemm(const gemm_spec& g, const gemm_layo
             ++ct.step;
         }
         // Stores: each accumulator to C once the block's last step's matmuls are done.
-        const uint32_t last_b = uint32_t((ct.step - 1) % 2);
+        const uint32_t last_b = uint32_t((ct.step - 1) % nbuf);
         for (size_t i = 0; i < ms.size(); ++i)
             for (size_t j = 0; j < ns.size(); ++j) {
                 const uint32_t acc = uint32_t(i * t.block_n + j);
