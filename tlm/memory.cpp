@@ -35,14 +35,7 @@ void memory::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) 
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-unsigned memory::transport_dbg(tlm::tlm_generic_payload& gp) {
-    uint64_t a = gp.get_address(), n = gp.get_data_length();
-    if (!m_store.contains(a, n)) return 0;
-    if (gp.is_read()) m_store.read(a, gp.get_data_ptr(), n);
-    else if (gp.is_write()) m_store.write(a, gp.get_data_ptr(), n);
-    gp.set_response_status(tlm::TLM_OK_RESPONSE);
-    return unsigned(n);
-}
+unsigned memory::transport_dbg(tlm::tlm_generic_payload& gp) { return serve_debug(m_store, gp); }
 
 bool memory::get_direct_mem_ptr(tlm::tlm_generic_payload& gp, tlm::tlm_dmi& dmi) {
     uint64_t a = gp.get_address();

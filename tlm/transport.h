@@ -9,6 +9,7 @@
 #include <tlm>
 
 #include "tlm/payload_pool.h"
+#include "tlm/sparse_store.h"
 
 namespace trnsim::tlmx {
 
@@ -64,6 +65,16 @@ inline bool check_payload(tlm::tlm_generic_payload& gp, uint64_t size) {
         return false;
     }
     return true;
+}
+
+// A debug (zero-time) access served from a sparse store; returns the bytes transferred (0 if out of range).
+inline unsigned serve_debug(sparse_store& store, tlm::tlm_generic_payload& gp) {
+    uint64_t a = gp.get_address(), n = gp.get_data_length();
+    if (!store.contains(a, n)) return 0;
+    if (gp.is_read()) store.read(a, gp.get_data_ptr(), n);
+    else if (gp.is_write()) store.write(a, gp.get_data_ptr(), n);
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    return unsigned(n);
 }
 
 // "read 4096 bytes at 0x1000" for error messages.

@@ -44,13 +44,6 @@ void hbm_simple::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& del
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-unsigned hbm_simple::transport_dbg(tlm::tlm_generic_payload& gp) {
-    uint64_t a = gp.get_address(), n = gp.get_data_length();
-    if (!m_store.contains(a, n)) return 0;
-    if (gp.is_read()) m_store.read(a, gp.get_data_ptr(), n);
-    else if (gp.is_write()) m_store.write(a, gp.get_data_ptr(), n);
-    gp.set_response_status(tlm::TLM_OK_RESPONSE);
-    return unsigned(n);
-}
+unsigned hbm_simple::transport_dbg(tlm::tlm_generic_payload& gp) { return tlmx::serve_debug(m_store, gp); }
 
 } // namespace trnsim::hbm
