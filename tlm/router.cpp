@@ -1,5 +1,6 @@
 #include "tlm/router.h"
 
+#include "tlm/ext_strided.h"
 #include "tlm/time.h"
 #include "tlm/transport.h"
 
@@ -26,7 +27,9 @@ void router::limit_port(size_t port, double bytes_per_ns) {
 }
 
 const address_range* router::decode(tlm::tlm_generic_payload& gp) {
-    const address_range* r = m_map.decode(gp.get_address(), gp.get_data_length());
+    uint64_t extent = gp.get_data_length();
+    if (auto* st = gp.get_extension<ext_strided>()) extent = st->extent(extent);
+    const address_range* r = m_map.decode(gp.get_address(), extent);
     if (!r || r->port >= size_t(out.size())) {
         m_last_error = std::string(name()) + ": no target for " + describe(gp);
         ++m_errors;

@@ -14,6 +14,7 @@ struct hbm_config {
     double latency_ns = 120;          // idle read latency
     uint64_t interleave_bytes = 256;  // consecutive blocks of this size go to consecutive channels
     std::string memspec;              // for model = "dram": memspec preset name
+    bool functional = true;           // false: timing only, no data stored or returned
     uint32_t channels() const { return stacks * channels_per_stack; }
 };
 

@@ -21,10 +21,10 @@ void hbm_simple::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& del
     if (!tlmx::check_payload(gp, m_store.size())) return;
     uint64_t a = gp.get_address(), n = gp.get_data_length();
     if (gp.is_read()) {
-        m_store.read(a, gp.get_data_ptr(), n);
+        if (m_cfg.functional) m_store.read(a, gp.get_data_ptr(), n);
         m_bytes_read += double(n);
     } else {
-        m_store.write(a, gp.get_data_ptr(), n);
+        if (m_cfg.functional) m_store.write(a, gp.get_data_ptr(), n);
         m_bytes_written += double(n);
     }
     ++m_requests;

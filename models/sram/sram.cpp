@@ -6,6 +6,7 @@
 
 #include "models/numerics/dtype.h"
 #include "tlm/ext_accumulate.h"
+#include "tlm/ext_strided.h"
 #include "tlm/time.h"
 #include "tlm/transport.h"
 
@@ -23,36 +24,59 @@ sram::sram(sc_core::sc_module_name name, const sram_config& cfg)
 }
 
 void sram::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
-    if (!tlmx::check_payload(gp, m_cfg.size())) return;
-    uint64_t a = gp.get_address(), n = gp.get_data_length();
-    uint8_t* mem = m_data.get() + a;
-    if (gp.is_read()) {
-        std::memcpy(gp.get_data_ptr(), mem, n);
-        m_bytes_read += double(n);
-    } else if (m_cfg.accumulate && gp.get_extension<tlmx::ext_accumulate>()) {
-        if (a % 4 || n % 4) {
-            gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
-            return;
-        }
-        const auto* src = reinterpret_cast<const float*>(gp.get_data_ptr());
-        auto* dst = reinterpret_cast<float*>(mem);
-        for (uint64_t i = 0; i < n / 4; ++i) {
-            float s = dst[i] + src[i];
-            if (std::isnan(s)) std::memcpy(&s, &numerics::canonical_nan_bits, 4);
-            dst[i] = s;
-        }
-        m_bytes_written += double(n);
-        ++m_accumulates;
-    } else {
-        std::memcpy(mem, gp.get_data_ptr(), n);
-        m_bytes_written += double(n);
+    auto* st = gp.get_extension<tlmx::ext_strided>();
+    const uint32_t rows = st ? st->rows : 1;
+    const uint64_t n = gp.get_data_length();
+    if (rows == 0 || n % rows) {
+        gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+        return;
     }
-    uint32_t parts_per_bank = std::max<uint32_t>(1, m_cfg.partitions / m_cfg.banks);
-    auto& bank = m_banks[(a / m_cfg.partition_bytes / parts_per_bank) % m_cfg.banks];
-    uint64_t now = tlmx::to_ps(sc_core::sc_time_stamp() + delay) + uint64_t(m_cfg.access_latency_ns * 1000);
-    uint64_t before = bank.wait_ps();
-    uint64_t done = bank.reserve(now, n);
-    m_bank_wait += double(bank.wait_ps() - before) / 1000.0;
+    const uint64_t row_bytes = n / rows, stride = st ? st->stride : 0;
+    const uint64_t a0 = gp.get_address(), extent = st ? st->extent(n) : n;
+    if (a0 > m_cfg.size() || extent > m_cfg.size() - a0) {
+        gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        return;
+    }
+    if (gp.get_byte_enable_ptr()) {
+        gp.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+        return;
+    }
+    const bool acc = m_cfg.accumulate && gp.get_extension<tlmx::ext_accumulate>();
+    if (acc && (a0 % 4 || row_bytes % 4 || stride % 4)) {
+        gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+        return;
+    }
+    // Every row goes to the bank of its partition; rows on different banks proceed in parallel, so the slowest
+    // bank sets the delay.
+    const uint32_t parts_per_bank = std::max<uint32_t>(1, m_cfg.partitions / m_cfg.banks);
+    const uint64_t start = tlmx::to_ps(sc_core::sc_time_stamp() + delay) + uint64_t(m_cfg.access_latency_ns * 1000);
+    uint64_t done = start;
+    for (uint32_t r = 0; r < rows; ++r) {
+        const uint64_t a = a0 + r * stride;
+        uint8_t* mem = m_data.get() + a;
+        uint8_t* buf = gp.get_data_ptr() + r * row_bytes;
+        if (!m_cfg.functional) {
+        } else if (gp.is_read()) {
+            std::memcpy(buf, mem, row_bytes);
+        } else if (acc) {
+            const auto* src = reinterpret_cast<const float*>(buf);
+            auto* dst = reinterpret_cast<float*>(mem);
+            for (uint64_t i = 0; i < row_bytes / 4; ++i) {
+                float s = dst[i] + src[i];
+                if (std::isnan(s)) std::memcpy(&s, &numerics::canonical_nan_bits, 4);
+                dst[i] = s;
+            }
+        } else {
+            std::memcpy(mem, buf, row_bytes);
+        }
+        auto& bank = m_banks[(a / m_cfg.partition_bytes / parts_per_bank) % m_cfg.banks];
+        uint64_t before = bank.wait_ps();
+        done = std::max(done, bank.reserve(start, row_bytes));
+        m_bank_wait += double(bank.wait_ps() - before) / 1000.0;
+    }
+    if (gp.is_read()) m_bytes_read += double(n);
+    else m_bytes_written += double(n);
+    if (acc) ++m_accumulates;
     delay = tlmx::from_ps(done) - sc_core::sc_time_stamp();
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }

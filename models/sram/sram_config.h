@@ -11,6 +11,7 @@ struct sram_config {
     double bank_bytes_per_ns = 64;    // port bandwidth of one bank (GB/s)
     double access_latency_ns = 0;     // fixed access initiation overhead
     bool accumulate = false;          // near-memory FP32 accumulate on writes carrying ext_accumulate (PSUM)
+    bool functional = true;           // false: timing only, no data is stored or returned
     uint64_t size() const { return uint64_t(partitions) * partition_bytes; }
 };
 

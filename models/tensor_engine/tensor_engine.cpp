@@ -4,6 +4,7 @@
 
 #include "tlm/address_map.h"
 #include "tlm/ext_accumulate.h"
+#include "tlm/ext_strided.h"
 #include "tlm/transport.h"
 
 namespace trnsim::te {
@@ -31,16 +32,19 @@ std::string tensor_engine::check(const matmul_args& a) const {
 
 void tensor_engine::read_rows(uint64_t addr, uint64_t stride, uint64_t plane, uint32_t plane_rows, uint32_t rows,
                               uint64_t row_bytes, uint8_t* dst, sc_core::sc_time& delay) {
-    // Rows live in different partitions (banks) and are read in parallel: the slowest row sets the delay.
+    // One partition-strided read per plane: all partitions are read at once (each on its own bank), so the
+    // slowest bank of the slowest plane sets the delay.
     const sc_core::sc_time base = delay;
-    for (uint32_t r = 0; r < rows; ++r) {
+    for (uint32_t r0 = 0, p = 0; r0 < rows; r0 += plane_rows, ++p) {
+        const uint32_t n = std::min(plane_rows, rows - r0);
         sc_core::sc_time d = base;
-        uint64_t a = addr + (r % plane_rows) * stride + (r / plane_rows) * plane;
-        auto st = tlmx::transport(out, m_pool, tlm::TLM_READ_COMMAND, a, dst + r * row_bytes, row_bytes, d);
+        const uint64_t a = addr + p * plane;
+        auto st = tlmx::transport(out, m_pool, tlm::TLM_READ_COMMAND, a, dst + r0 * row_bytes, n * row_bytes, d,
+                                  new tlmx::ext_strided(n, stride));
         delay = std::max(delay, d);
         if (st != tlm::TLM_OK_RESPONSE) {
-            std::string msg = "operand read of " + std::to_string(row_bytes) + " bytes at core-local " +
-                              tlmx::hex(a) + " failed (" + std::to_string(int(st)) + ")";
+            std::string msg = "operand read of " + std::to_string(n) + " rows x " + std::to_string(row_bytes) +
+                              " bytes at core-local " + tlmx::hex(a) + " failed (" + std::to_string(int(st)) + ")";
             SC_REPORT_ERROR(name(), msg.c_str());
         }
     }
@@ -80,17 +84,26 @@ void tensor_engine::writeback_thread() {
         finished f = std::move(m_done.front());
         m_done.pop_front();
         const matmul_args& a = f.args;
+        // One partition-strided write of all M rows (near-memory accumulate when asked).
         sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-        for (uint32_t r = 0; r < a.m; ++r) {  // one row per PSUM partition, written in parallel
-            tlmx::ext_accumulate* ext = a.accumulate ? new tlmx::ext_accumulate : nullptr;
-            sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-            auto st = tlmx::transport(out, m_pool, tlm::TLM_WRITE_COMMAND, a.y_addr + r * a.y_stride,
-                                      f.job.out.data() + size_t(r) * a.n, uint64_t(a.n) * 4, d, ext);
-            delay = std::max(delay, d);
-            if (st != tlm::TLM_OK_RESPONSE) {
-                std::string msg = "PSUM write at core-local " + tlmx::hex(a.y_addr + r * a.y_stride) + " failed";
-                SC_REPORT_ERROR(name(), msg.c_str());
-            }
+        tlm::tlm_response_status st;
+        if (a.accumulate) {
+            tlm::tlm_generic_payload* gp = m_pool.acquire(uint64_t(a.m) * a.n * 4);
+            gp->set_command(tlm::TLM_WRITE_COMMAND);
+            gp->set_address(a.y_addr);
+            std::memcpy(gp->get_data_ptr(), f.job.out.data(), gp->get_data_length());
+            gp->set_extension(new tlmx::ext_strided(a.m, a.y_stride));
+            gp->set_extension(new tlmx::ext_accumulate);
+            out->b_transport(*gp, delay);
+            st = gp->get_response_status();
+            gp->release();
+        } else {
+            st = tlmx::transport(out, m_pool, tlm::TLM_WRITE_COMMAND, a.y_addr, f.job.out.data(),
+                                 uint64_t(a.m) * a.n * 4, delay, new tlmx::ext_strided(a.m, a.y_stride));
+        }
+        if (st != tlm::TLM_OK_RESPONSE) {
+            std::string msg = "PSUM write of " + std::to_string(a.m) + " rows at core-local " + tlmx::hex(a.y_addr) + " failed";
+            SC_REPORT_ERROR(name(), msg.c_str());
         }
         if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
         ++m_instructions;

@@ -150,6 +150,12 @@ platform_config parse_platform(const nlohmann::json& j, const std::string& sourc
     root.get_string("extends", "");  // already resolved by load_platform
     root.get_string("platform", "single_chip");
     p.chip = parse_chip(root.child("chip"));
+    node sim = root.child("sim");
+    p.functional = sim.get_bool("functional", true);
+    sim.finish();
+    // Timing-only runs: every model skips its data path, nothing else changes.
+    p.chip.core.te.functional = p.chip.core.sbuf.functional = p.chip.core.psum.functional = p.chip.hbm.functional =
+        p.functional;
     root.finish();
     p.source = j;
     return p;

@@ -35,6 +35,7 @@ struct chip_config {
 struct platform_config {
     std::string preset;       // name it came from
     std::string description;
+    bool functional = true;   // sim.functional: false = timing only (no data moved or computed, same timing)
     chip_config chip;
     nlohmann::json source;    // the merged JSON it was parsed from (for --stats and reproducibility)
 };

@@ -22,6 +22,7 @@ struct gemm_result {
     double hbm_bytes = 0, hbm_gbps = 0, hbm_peak_gbps = 0;
     double dma_bytes = 0, dma_gbps = 0, dma_peak_gbps = 0;
     double min_time_compute_ns = 0, min_time_hbm_ns = 0;  // roofline bounds
+    bool functional = true;            // false: timing-only run (no data)
     bool checked = false, pass = false;
     uint64_t mismatches = 0;           // elements whose bits differ from the golden GEMM
     std::string first_mismatch;
