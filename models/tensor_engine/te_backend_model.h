@@ -2,9 +2,11 @@
 // (pe_array), with the same interface as the Verilated RTL back end.
 #pragma once
 #include <deque>
+#include <future>
 
 #include <systemc>
 
+#include "models/tensor_engine/compute_pool.h"
 #include "models/tensor_engine/te_config.h"
 #include "models/tensor_engine/te_job.h"
 #include "models/tensor_engine/te_timing.h"
@@ -20,7 +22,8 @@ struct te_clock {
 
 class te_backend_model : public sc_core::sc_module, public te_backend_if {
 public:
-    te_backend_model(sc_core::sc_module_name name, const te_config& cfg);
+    // `pool` (optional, shared by the chip's engines) computes results on host threads while simulation goes on.
+    te_backend_model(sc_core::sc_module_name name, const te_config& cfg, compute_pool* pool = nullptr);
     void submit(te_job&& job) override;
 
     // Computes job.out from job's operands (decode + pe_array); shared with the co-simulation scoreboard.
@@ -32,7 +35,12 @@ private:
     const te_config& m_cfg;
     te_timing m_timing;
     te_clock m_clock;
-    std::deque<te_job> m_pending;  // in completion order (the array finishes instructions in order)
+    compute_pool* m_pool;
+    struct pending {
+        te_job job;
+        std::future<void> result;
+    };
+    std::deque<pending> m_pending;  // in completion order (the array finishes instructions in order)
     sc_core::sc_event m_pushed;
 };
 

@@ -152,6 +152,7 @@ platform_config parse_platform(const nlohmann::json& j, const std::string& sourc
     p.chip = parse_chip(root.child("chip"));
     node sim = root.child("sim");
     p.functional = sim.get_bool("functional", true);
+    p.chip.compute_threads = uint32_t(sim.get_uint("compute_threads", p.chip.compute_threads, 0, 64));
     sim.finish();
     // Timing-only runs: every model skips its data path, nothing else changes.
     p.chip.core.te.functional = p.chip.core.sbuf.functional = p.chip.core.psum.functional = p.chip.hbm.functional =

@@ -20,6 +20,7 @@ struct noc_config {
 
 struct chip_config {
     std::string name = "chip";
+    uint32_t compute_threads = 1;           // sim.compute_threads: host threads for the TE arithmetic (0 = inline)
     uint32_t cores = 8;
     core::core_config core;
     hbm::hbm_config hbm;

@@ -9,7 +9,7 @@ namespace trnsim::platform {
 
 chip::chip(sc_core::sc_module_name name, const chip_config& cfg)
     : sc_module(name), noc("noc", sc_core::sc_time(cfg.noc.hop_latency_ns, sc_core::SC_NS)), host("host"), m_cfg(cfg),
-      m_stats(basename()) {
+      m_pool(cfg.compute_threads), m_stats(basename()) {
     auto hbm = make_hbm("hbm", cfg.hbm);
     m_hbm = std::move(hbm.module);
     m_hbm_stats = hbm.stats;
@@ -19,7 +19,7 @@ chip::chip(sc_core::sc_module_name name, const chip_config& cfg)
     if (cfg.noc.hbm_port_gbps > 0) noc.limit_port(port, cfg.noc.hbm_port_gbps);
     for (uint32_t i = 0; i < cfg.cores; ++i) {
         std::string cn = "core" + std::to_string(i);
-        auto be = make_te_backend(cn + "_te_backend", cfg.core.te);
+        auto be = make_te_backend(cn + "_te_backend", cfg.core.te, &m_pool);
         cores.push_back(std::make_unique<core::neuron_core>(cn.c_str(), cfg.core, *be.backend));
         m_backends.push_back(std::move(be.module));
         ++port;

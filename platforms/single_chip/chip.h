@@ -8,6 +8,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "models/core/neuron_core.h"
+#include "models/tensor_engine/compute_pool.h"
 #include "models/tensor_engine/te_job.h"
 #include "platforms/config/platform_config.h"
 #include "tlm/router.h"
@@ -37,6 +38,7 @@ public:
 
 private:
     const chip_config& m_cfg;
+    te::compute_pool m_pool;  // before the back ends that use it
     std::vector<std::unique_ptr<sc_core::sc_module>> m_backends;
     std::unique_ptr<sc_core::sc_module> m_hbm;
     stats::group* m_hbm_stats = nullptr;

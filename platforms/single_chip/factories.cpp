@@ -9,7 +9,7 @@ namespace trnsim::platform {
 // The RTL back end registers itself through these hooks when the build has it (rtl_backend_factory.cpp).
 te_backend_handle make_te_backend_rtl(const std::string& name, const te::te_config& cfg);
 
-te_backend_handle make_te_backend(const std::string& name, const te::te_config& cfg) {
+te_backend_handle make_te_backend(const std::string& name, const te::te_config& cfg, te::compute_pool* pool) {
     if (cfg.impl == te::te_impl::rtl) {
         if (!rtl_available())
             throw config::config_error("chip.core.te.impl: \"rtl\" requested but this build has no RTL "
@@ -17,7 +17,7 @@ te_backend_handle make_te_backend(const std::string& name, const te::te_config& 
         return make_te_backend_rtl(name, cfg);
     }
     te_backend_handle h;
-    auto m = std::make_unique<te::te_backend_model>(name.c_str(), cfg);
+    auto m = std::make_unique<te::te_backend_model>(name.c_str(), cfg, pool);
     h.backend = m.get();
     h.module = std::move(m);
     return h;

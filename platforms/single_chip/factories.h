@@ -7,6 +7,7 @@
 #include <tlm>
 
 #include "models/hbm/hbm_config.h"
+#include "models/tensor_engine/compute_pool.h"
 #include "models/tensor_engine/te_config.h"
 #include "models/tensor_engine/te_job.h"
 #include "tlm/stats.h"
@@ -18,7 +19,7 @@ struct te_backend_handle {
     te::te_backend_if* backend = nullptr;
 };
 // "tlm": the C++ model; "rtl": the Verilated matrix engine (if this build has it; else config_error).
-te_backend_handle make_te_backend(const std::string& name, const te::te_config& cfg);
+te_backend_handle make_te_backend(const std::string& name, const te::te_config& cfg, te::compute_pool* pool);
 
 struct hbm_handle {
     std::unique_ptr<sc_core::sc_module> module;
