@@ -14,6 +14,11 @@ tensor_engine::tensor_engine(sc_core::sc_module_name name, const te_config& cfg,
     SC_HAS_PROCESS(tensor_engine);
     SC_THREAD(writeback_thread);
     for (auto* s : {&m_instructions, &m_macs, &m_stream_cycles, &m_capacity_macs, &m_last_done_cycle}) m_stats.add(*s);
+    for (auto t : numerics::all_dtypes) {
+        std::string tn(numerics::name_of(t));
+        m_macs_by_type.push_back(std::make_unique<stats::counter>("macs_" + tn, "count", "useful MACs with " + tn + " inputs"));
+        m_stats.add(*m_macs_by_type.back());
+    }
 }
 
 double tensor_engine::peak_macs_per_cycle(numerics::dtype t) const {
@@ -68,6 +73,7 @@ void tensor_engine::matmul(const matmul_args& a, std::function<void()> on_done) 
     if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
 
     m_macs += double(a.k) * a.m * a.n;
+    *m_macs_by_type[size_t(a.in_type)] += double(a.k) * a.m * a.n;
     m_stream_cycles += double(m_limits.stream_cycles(a.in_type, a.n));
     m_capacity_macs += double(m_limits.stream_cycles(a.in_type, a.n)) * peak_macs_per_cycle(a.in_type);
     job.on_done = [this, a, cb = std::move(on_done)](te_job& j) mutable {

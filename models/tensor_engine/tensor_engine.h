@@ -3,6 +3,8 @@
 #pragma once
 #include <deque>
 #include <functional>
+#include <memory>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
@@ -71,6 +73,7 @@ private:
     stats::counter m_stream_cycles{"stream_cycles", "cycles", "cycles the moving port was occupied"};
     stats::counter m_capacity_macs{"capacity_macs", "count",
                                    "MACs the array could have done in the stream cycles (rows*cols*d per cycle)"};
+    std::vector<std::unique_ptr<stats::counter>> m_macs_by_type;  // "macs_<dtype>", indexed by numerics::dtype
     stats::counter m_last_done_cycle{"last_done_cycle", "cycles", "completion cycle of the last instruction"};
 };
 

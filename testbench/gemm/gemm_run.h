@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "models/energy/energy_model.h"
 #include "platforms/config/platform_config.h"
 #include "testbench/gemm/gemm.h"
 #include "testbench/sim_run.h"
@@ -28,6 +29,9 @@ struct gemm_result {
     std::string first_mismatch;
     double max_abs_err = 0, max_rel_err = 0;  // vs FP64 on sampled elements (the FP32 accumulation's own error)
     uint64_t error_samples = 0;
+    energy::breakdown energy;          // chip.energy applied to the run's activity
+    double tflops_per_w = 0;           // achieved TFLOP/s per average watt
+    double arithmetic_intensity = 0;   // FLOPs per byte of actual HBM traffic
     std::map<std::string, double> stats;
 };
 
