@@ -6,6 +6,7 @@
 #include <systemc>
 
 #include "apps/args.h"
+#include "apps/observers.h"
 #include "apps/report.h"
 #include "platforms/config/platform_config.h"
 #include "platforms/single_chip/factories.h"
@@ -25,6 +26,8 @@ commands:
 trnsim run [--preset NAME | --config FILE] [--set key.path=value ...] [--workload gemm]
            [--m M] [--k K] [--n N] [--dtype fp32|tf32|bf16|fp16|fp8_e4m3|fp8_e5m2] [--seed S]
            [--no-check] [--stats FILE.json] [--wall-limit SECONDS] [--config-dir DIR] [--quiet]
+           [--timeline FILE.json [--timeline-max-events N] [--timeline-window BEGIN_NS:END_NS]]
+           [--vcd FILE.vcd]
   defaults: --preset trn2 --workload gemm --m 1024 --k 1024 --n 1024 --dtype bf16 --seed 1
 )";
 
@@ -70,9 +73,12 @@ int cmd_run(const app::args& a) {
     opt.check = !a.has("no-check");
     opt.sim.wall_limit_s = a.num("wall-limit", 0);
     if (a.has("quiet")) opt.sim.progress_after_s = 0;
+    app::observers obs(a, cfg);
+    obs.hook(opt);
     auto r = tb::run_gemm(cfg, g, opt);
     std::cout << app::format_gemm_report(cfg, r);
     if (a.has("stats")) app::write_file_atomic(a.str("stats", ""), app::gemm_result_json(cfg, r).dump(2) + "\n");
+    obs.report(std::cout);
     return r.checked && !r.pass ? 1 : 0;
 }
 
@@ -91,7 +97,8 @@ int sc_main(int argc, char** argv) {
         if (cmd == "run")
             return cmd_run(app::args(argc, argv, 2,
                                      {"preset", "config", "set", "workload", "m", "k", "n", "dtype", "seed", "stats",
-                                      "wall-limit", "config-dir"},
+                                      "wall-limit", "config-dir", "timeline", "timeline-max-events",
+                                      "timeline-window", "vcd"},
                                      {"no-check", "quiet"}, {"set"}));
         std::cerr << "trnsim: unknown command '" << cmd << "'\n" << USAGE;
         return 2;

@@ -174,6 +174,8 @@ platform_config parse_platform(const nlohmann::json& j, const std::string& sourc
     node sim = root.child("sim");
     p.functional = sim.get_bool("functional", true);
     p.chip.compute_threads = uint32_t(sim.get_uint("compute_threads", p.chip.compute_threads, 0, 64));
+    // Waveform signals in the models (--vcd turns this on): off by default, so models skip them.
+    p.chip.core.signals = p.chip.core.te.signals = p.chip.core.dma.signals = sim.get_bool("signals", false);
     sim.finish();
     // Timing-only runs: every model skips its data path, nothing else changes.
     p.chip.core.te.functional = p.chip.core.sbuf.functional = p.chip.core.psum.functional = p.chip.hbm.functional =

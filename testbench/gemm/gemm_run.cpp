@@ -21,6 +21,7 @@ gemm_result run_gemm(const platform::platform_config& cfg, const gemm_spec& g, c
     auto programs = compile_gemm(g, layout, cc);
 
     platform::chip chip("chip0", cc);
+    if (opt.on_built) opt.on_built(chip);
     sc_core::sc_start(sc_core::SC_ZERO_TIME);  // finish elaboration: bindings are final, time is 0
     // Host: random operands in [-1, 1), quantised to the input type, loaded into HBM.
     std::vector<uint8_t> a_raw, b_raw;
@@ -56,6 +57,8 @@ gemm_result run_gemm(const platform::platform_config& cfg, const gemm_spec& g, c
     sc_core::sc_time end = sc_core::SC_ZERO_TIME;
     for (auto& c : chip.cores) end = std::max(end, c->last_completion());
     r.sim_ns = end.to_seconds() * 1e9;
+
+    if (opt.on_finished) opt.on_finished(chip);
 
     // Figures.
     r.stats = chip.stats().flatten();

@@ -1,6 +1,7 @@
 // Runs a GEMM on a single-chip platform end to end: host loads A^T and B into HBM, the cores run the compiled
 // programs, the host reads C back and the scoreboard checks every element against the golden GEMM.
 #pragma once
+#include <functional>
 #include <map>
 #include <string>
 
@@ -8,6 +9,10 @@
 #include "platforms/config/platform_config.h"
 #include "testbench/gemm/gemm.h"
 #include "testbench/sim_run.h"
+
+namespace trnsim::platform {
+class chip;
+}
 
 namespace trnsim::tb {
 
@@ -38,6 +43,9 @@ struct gemm_result {
 struct gemm_options {
     bool check = true;
     sim_options sim;
+    // Observers (timeline, waveforms): called once the chip is built (before time 0; attach callbacks, sc_trace
+    // signals here) and once the run has finished (the chip still exists; write and close files here).
+    std::function<void(platform::chip&)> on_built, on_finished;
 };
 
 gemm_result run_gemm(const platform::platform_config& cfg, const gemm_spec& g, const gemm_options& opt);
