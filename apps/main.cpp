@@ -8,6 +8,7 @@
 #include "apps/args.h"
 #include "apps/observers.h"
 #include "apps/report.h"
+#include "apps/sweep.h"
 #include "platforms/config/platform_config.h"
 #include "platforms/single_chip/factories.h"
 #include "testbench/gemm/gemm_run.h"
@@ -20,6 +21,7 @@ const char* USAGE = R"(usage: trnsim <command> [options]
 
 commands:
   run       simulate a workload on a platform and print a report
+  sweep     run a design-space sweep (parallel processes, Slurm or GNU parallel), collect its results
   list      list presets and workloads
   help      this text
 
@@ -29,6 +31,7 @@ trnsim run [--preset NAME | --config FILE] [--set key.path=value ...] [--workloa
            [--timeline FILE.json [--timeline-max-events N] [--timeline-window BEGIN_NS:END_NS]]
            [--vcd FILE.vcd]
   defaults: --preset trn2 --workload gemm --m 1024 --k 1024 --n 1024 --dtype bf16 --seed 1
+
 )";
 
 platform::platform_config load_cfg(const app::args& a) {
@@ -90,7 +93,7 @@ int sc_main(int argc, char** argv) {
     std::string cmd = argc > 1 ? argv[1] : "help";
     try {
         if (cmd == "help" || cmd == "--help" || cmd == "-h") {
-            std::cout << USAGE;
+            std::cout << USAGE << app::SWEEP_USAGE;
             return argc > 1 ? 0 : 2;
         }
         if (cmd == "list") return cmd_list(app::args(argc, argv, 2, {"config-dir"}, {}));
@@ -100,6 +103,10 @@ int sc_main(int argc, char** argv) {
                                       "wall-limit", "config-dir", "timeline", "timeline-max-events",
                                       "timeline-window", "vcd"},
                                      {"no-check", "quiet"}, {"set"}));
+        if (cmd == "sweep")
+            return app::cmd_sweep(app::args(argc, argv, 2,
+                                            {"out", "jobs", "config-dir", "emit", "partition", "time", "max-parallel", "point"},
+                                            {"collect", "retry-failed", "list"}));
         std::cerr << "trnsim: unknown command '" << cmd << "'\n" << USAGE;
         return 2;
     } catch (const app::usage_error& e) {
