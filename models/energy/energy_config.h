@@ -21,7 +21,8 @@ struct energy_config {
     static constexpr double DEFAULT_DMA_PJ_PER_BYTE = 0.5;
     static constexpr double DEFAULT_NOC_PJ_PER_BYTE = 1.0;
     static constexpr double DEFAULT_LINK_PJ_PER_BIT = 5.0;
-    static constexpr double DEFAULT_STATIC_W_PER_CORE = 25;
+    static constexpr double DEFAULT_STATIC_W_PER_CORE = 20;
+    static constexpr double DEFAULT_STATIC_MW_PER_PE = 0.3;
     static constexpr double DEFAULT_STATIC_W_CHIP = 100;
 
     std::array<double, DTYPES> mac_pj = DEFAULT_MAC_PJ;
@@ -34,6 +35,7 @@ struct energy_config {
     double noc_pj_per_byte = DEFAULT_NOC_PJ_PER_BYTE;               // chip interconnect, per byte routed
     double link_pj_per_bit = DEFAULT_LINK_PJ_PER_BIT;               // chip-to-chip links (multi-chip platforms)
     double static_w_per_core = DEFAULT_STATIC_W_PER_CORE;           // leakage + clock tree + unmodelled engines
+    double static_mw_per_pe = DEFAULT_STATIC_MW_PER_PE;             // Tensor Engine leakage per PE (scales with area)
     double static_w_chip = DEFAULT_STATIC_W_CHIP;                   // uncore: HBM PHY/refresh, NoC, IO, idle links
 };
 

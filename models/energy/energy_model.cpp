@@ -17,6 +17,7 @@ activity& activity::operator+=(const activity& o) {
     link_bytes += o.link_bytes;
     seconds = std::max(seconds, o.seconds);
     cores += o.cores;
+    pes += o.pes;
     return *this;
 }
 
@@ -49,6 +50,7 @@ breakdown estimate(const energy_config& c, const activity& a, unsigned chips) {
         b.static_j += w * a.seconds;
     };
     stat("static.cores", c.static_w_per_core * a.cores);
+    stat("static.pes", c.static_mw_per_pe * 1e-3 * a.pes);
     stat("static.chip", c.static_w_chip * chips);
     b.total_j = b.dynamic_j + b.static_j;
     return b;

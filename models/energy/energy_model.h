@@ -22,6 +22,7 @@ struct activity {
     double link_bytes = 0;
     double seconds = 0;                 // elapsed (static energy accrues over it)
     unsigned cores = 0;
+    double pes = 0;                     // Tensor Engine processing elements (rows x cols x cores): the area proxy
     // Adds another chip's activity (multi-chip runs: elapsed time is the longest, cores add up).
     activity& operator+=(const activity& o);
 };

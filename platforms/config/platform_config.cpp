@@ -90,6 +90,7 @@ energy::energy_config parse_energy(const node& n) {
     c.link_pj_per_bit = n.get_double("link_pj_per_bit", c.link_pj_per_bit, 0, 1e6);
     c.static_w_per_core = n.get_double("static_w_per_core", c.static_w_per_core, 0, 1e6);
     c.static_w_chip = n.get_double("static_w_chip", c.static_w_chip, 0, 1e7);
+    c.static_mw_per_pe = n.get_double("static_mw_per_pe", c.static_mw_per_pe, 0, 1e6);
     n.finish();
     return c;
 }

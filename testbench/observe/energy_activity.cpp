@@ -14,6 +14,7 @@ energy::activity chip_activity(const std::map<std::string, double>& stats, const
     energy::activity a;
     a.seconds = seconds;
     a.cores = chip.cores;
+    a.pes = double(chip.core.te.rows) * chip.core.te.cols * chip.cores;
     for (uint32_t c = 0; c < chip.cores; ++c) {
         const std::string core = "core" + std::to_string(c) + ".";
         for (size_t i = 0; i < energy::DTYPES; ++i)

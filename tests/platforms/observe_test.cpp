@@ -54,7 +54,8 @@ std::map<int, std::string> thread_names(const nlohmann::json& doc) {
 } // namespace
 
 TEST_CASE("energy of a GEMM run adds up: parts sum to the total, MACs and static match the run", "[energy][gemm]") {
-    auto cfg = small_chip({"chip.energy.mac_pj.bf16=0.25", "chip.energy.static_w_per_core=10", "chip.energy.static_w_chip=5"});
+    auto cfg = small_chip({"chip.energy.mac_pj.bf16=0.25", "chip.energy.static_w_per_core=10", "chip.energy.static_w_chip=5",
+                           "chip.energy.static_mw_per_pe=2"});
     auto r = tb::run_gemm(cfg, spec(64, 96, 80), quiet());
     REQUIRE(r.pass);
     const auto& e = r.energy;
@@ -63,7 +64,7 @@ TEST_CASE("energy of a GEMM run adds up: parts sum to the total, MACs and static
     REQUIRE(sum == Approx(e.total_j).epsilon(1e-12));
     REQUIRE(e.joules("mac.bf16") == Approx(64.0 * 96 * 80 * 0.25e-12));  // every useful MAC, nothing else
     REQUIRE(e.joules("mac.fp32") == 0);
-    REQUIRE(e.static_j == Approx((2 * 10 + 5) * r.sim_ns * 1e-9));
+    REQUIRE(e.static_j == Approx((2 * 10 + 5 + 2 * 16 * 16 * 2e-3) * r.sim_ns * 1e-9));
     REQUIRE(e.joules("hbm") == Approx(r.hbm_bytes * 8 * cfg.chip.energy.hbm_pj_per_bit * 1e-12));
     REQUIRE(r.hbm_bytes >= double(64 * 96 + 96 * 80) * 2 + 64 * 80 * 4);  // A, B read and C written at least once
     REQUIRE(e.joules("sbuf.read") > 0);

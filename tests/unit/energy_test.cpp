@@ -24,6 +24,7 @@ energy::activity some_activity() {
     a.link_bytes = 1e8;
     a.seconds = 1e-3;
     a.cores = 8;
+    a.pes = 8 * 128 * 128;
     return a;
 }
 double sum_parts(const energy::breakdown& b) {
@@ -44,8 +45,9 @@ TEST_CASE("energy breakdown adds up to the total and each term is activity x ene
     REQUIRE(b.joules("link") == Approx(1e8 * 8 * c.link_pj_per_bit * 1e-12));
     REQUIRE(b.joules("static.cores") == Approx(8 * c.static_w_per_core * 1e-3));
     REQUIRE(b.joules("static.chip") == Approx(c.static_w_chip * 1e-3));
+    REQUIRE(b.joules("static.pes") == Approx(8 * 128 * 128 * c.static_mw_per_pe * 1e-3 * 1e-3));
     REQUIRE(b.avg_power_w() == Approx(b.total_j / 1e-3));
-    REQUIRE(b.parts.size() == energy::DTYPES + 8 + 2);
+    REQUIRE(b.parts.size() == energy::DTYPES + 8 + 3);
 }
 
 TEST_CASE("energy scales: dynamic with activity, static with time and chips", "[energy]") {
@@ -58,6 +60,7 @@ TEST_CASE("energy scales: dynamic with activity, static with time and chips", "[
     REQUIRE(b2.dynamic_j == Approx(2 * b1.dynamic_j));
     REQUIRE(b2.joules("static.cores") == Approx(2 * b1.joules("static.cores")));  // twice the cores
     REQUIRE(b2.joules("static.chip") == Approx(2 * b1.joules("static.chip")));    // two chips
+    REQUIRE(b2.joules("static.pes") == Approx(2 * b1.joules("static.pes")));      // twice the array area
     auto a3 = a;
     a3.seconds *= 3;
     auto b3 = energy::estimate(c, a3);
