@@ -1,6 +1,11 @@
 // trnsim: the command line. Thin: parses options, loads the platform config, calls the testbench drivers.
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <unistd.h>
 #include <iostream>
 
 #include <systemc>
@@ -22,6 +27,7 @@ const char* USAGE = R"(usage: trnsim <command> [options]
 commands:
   run       simulate a workload on a platform and print a report
   sweep     run a design-space sweep (parallel processes, Slurm or GNU parallel), collect its results
+  plot      roofline | pareto | utilisation plots (PNG, SVG) of runs, sweeps and timelines (apps/trnsim_plot.py)
   list      list presets and workloads
   help      this text
 
@@ -85,6 +91,26 @@ int cmd_run(const app::args& a) {
     return r.checked && !r.pass ? 1 : 0;
 }
 
+// trnsim plot KIND ...: hands over to the plotting script (matplotlib) with the same arguments.
+int cmd_plot(int argc, char** argv) {
+    const char* py_env = std::getenv("TRNSIM_PYTHON");
+    std::string py = py_env && *py_env ? py_env : TRNSIM_PYTHON_DEFAULT;
+    if (py.empty()) py = "python3";
+    const char* script_env = std::getenv("TRNSIM_PLOT_SCRIPT");
+    std::string script = script_env && *script_env ? script_env : TRNSIM_PLOT_SCRIPT;
+    std::vector<std::string> words = {py, script};
+    for (int i = 2; i < argc; ++i) words.push_back(argv[i]);
+    if (argc <= 2) words.push_back("--help");
+    std::vector<char*> av;
+    for (auto& w : words) av.push_back(w.data());
+    av.push_back(nullptr);
+    std::fflush(stdout);
+    execvp(av[0], av.data());
+    std::cerr << "trnsim plot: cannot run " << py << " (" << std::strerror(errno)
+              << "); install python3-matplotlib or set TRNSIM_PYTHON\n";
+    return 1;
+}
+
 } // namespace
 
 int sc_main(int argc, char** argv) {
@@ -103,6 +129,7 @@ int sc_main(int argc, char** argv) {
                                       "wall-limit", "config-dir", "timeline", "timeline-max-events",
                                       "timeline-window", "vcd"},
                                      {"no-check", "quiet"}, {"set"}));
+        if (cmd == "plot") return cmd_plot(argc, argv);
         if (cmd == "sweep")
             return app::cmd_sweep(app::args(argc, argv, 2,
                                             {"out", "jobs", "config-dir", "emit", "partition", "time", "max-parallel", "point"},
