@@ -141,6 +141,10 @@ def utilisation(args):
     spans = [e for e in ev if e.get("ph") == "X"]
     if not spans:
         sys.exit("no spans in the timeline")
+    dropped = int(doc.get("otherData", {}).get("events_dropped_over_budget", "0"))
+    if dropped:
+        print(f"warning: the timeline dropped {dropped} events over its budget: it ends early "
+              "(raise --timeline-max-events or use --timeline-window)", file=sys.stderr)
     end = max(e["ts"] + e["dur"] for e in spans)
     bins = args.bins
     width = end / bins
@@ -179,7 +183,8 @@ def utilisation(args):
     ax.set_yticks(range(len(order)))
     ax.set_yticklabels([f"{g} (mean of {len(members[g])})" if len(members[g]) > 1 else g for g in order], fontsize=7)
     ax.set_xlabel("simulated time (us)")
-    ax.set_title("Per-engine utilisation over time (busy % per time bin)")
+    ax.set_title("Per-engine utilisation over time (busy % per time bin)" +
+                 (f"\n(truncated: {dropped} events over the budget were dropped)" if dropped else ""))
     fig.colorbar(im, ax=ax, label="busy %", fraction=0.03, pad=0.02)
     save(fig, args.o)
 
