@@ -34,7 +34,7 @@ commands:
 trnsim run [--preset NAME | --config FILE] [--set key.path=value ...] [--workload gemm]
            [--m M] [--k K] [--n N] [--dtype fp32|tf32|bf16|fp16|fp8_e4m3|fp8_e5m2] [--seed S]
            [--no-check] [--stats FILE.json] [--wall-limit SECONDS] [--config-dir DIR] [--quiet]
-           [--timeline FILE.json [--timeline-max-events N] [--timeline-window BEGIN_NS:END_NS]]
+           [--timeline FILE.json [--timeline-max-events N] [--timeline-window BEGIN_NS:END_NS] [--timeline-noc]]
            [--vcd FILE.vcd]
   defaults: --preset trn2 --workload gemm --m 1024 --k 1024 --n 1024 --dtype bf16 --seed 1
 
@@ -128,7 +128,7 @@ int sc_main(int argc, char** argv) {
                                      {"preset", "config", "set", "workload", "m", "k", "n", "dtype", "seed", "stats",
                                       "wall-limit", "config-dir", "timeline", "timeline-max-events",
                                       "timeline-window", "vcd"},
-                                     {"no-check", "quiet"}, {"set"}));
+                                     {"no-check", "quiet", "timeline-noc"}, {"set"}));
         if (cmd == "plot") return cmd_plot(argc, argv);
         if (cmd == "sweep")
             return app::cmd_sweep(app::args(argc, argv, 2,

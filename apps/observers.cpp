@@ -31,8 +31,9 @@ observers::observers(const args& a, platform::platform_config& cfg) {
         tb::timeline_options o;
         o.limits.max_events = a.u64("timeline-max-events", o.limits.max_events);
         if (a.has("timeline-window")) parse_window(a.str("timeline-window", ""), o.limits);
+        o.noc = a.has("timeline-noc");
         m_timeline = std::make_unique<tb::chip_timeline>(o);
-    } else if (a.has("timeline-max-events") || a.has("timeline-window")) {
+    } else if (a.has("timeline-max-events") || a.has("timeline-window") || a.has("timeline-noc")) {
         throw usage_error("--timeline-max-events and --timeline-window need --timeline FILE");
     }
     if (a.has("vcd")) {

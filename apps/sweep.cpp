@@ -240,6 +240,11 @@ int cmd_sweep(const args& a) {
 
     manifest m;
     m.spec = sweep::parse(config::load_json_file(file), file);
+    if (!m.spec.config_file.empty() && fs::path(m.spec.config_file).is_relative()) {
+        // A config file named by the sweep is relative to the sweep file (tasks may run elsewhere).
+        m.spec.config_file = (fs::absolute(file).parent_path() / m.spec.config_file).lexically_normal().string();
+        m.spec.source["config"] = m.spec.config_file;
+    }
     m.points = sweep::expand(m.spec);
     m.config_dir = fs::absolute(a.str("config-dir", platform::default_config_dir())).string();
     if (m.points.empty()) throw config::config_error(file + ": the sweep has no points");

@@ -1,5 +1,6 @@
 #include "testbench/observe/chip_timeline.h"
 
+#include <map>
 #include <memory>
 
 #include "models/hbm/hbm_simple.h"
@@ -62,6 +63,7 @@ void chip_timeline::attach(platform::chip& chip, uint32_t pid) {
                 });
             }
     }
+    if (m_opt.noc) attach_router(chip.noc, pid, "noc");
     if (auto* hbm = dynamic_cast<hbm::hbm_simple*>(&chip.hbm()); hbm && m_opt.hbm_channels) {
         auto tracks = std::make_shared<std::vector<size_t>>();
         for (uint32_t ch = 0; ch < hbm->channels(); ++ch) tracks->push_back(m_w.track(pid, "hbm.ch" + std::to_string(ch)));
@@ -71,6 +73,18 @@ void chip_timeline::attach(platform::chip& chip, uint32_t pid) {
             m_w.span((*tracks)[e.channel], e.read ? "read" : "write", "hbm", e.begin_ps, e.end_ps, args);
         });
     }
+}
+
+void chip_timeline::attach_router(tlmx::router& r, uint32_t pid, const std::string& prefix) {
+    auto tracks = std::make_shared<std::map<const tlmx::address_range*, size_t>>();
+    r.observe([this, pid, prefix, tracks](const tlmx::tx_event& e) {
+        auto it = tracks->find(e.target);
+        if (it == tracks->end())
+            it = tracks->emplace(e.target, m_w.track(pid, prefix + "->" + (e.target ? e.target->name : "unmapped"))).first;
+        tlmx::trace_args args;
+        args.hex("addr", e.gp->get_address()).num("bytes", uint64_t(e.gp->get_data_length()));
+        m_w.span(it->second, e.gp->is_read() ? "read" : "write", "noc", tlmx::to_ps(e.begin), tlmx::to_ps(e.end), args);
+    });
 }
 
 } // namespace trnsim::tb

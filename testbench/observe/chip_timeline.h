@@ -13,6 +13,7 @@ struct timeline_options {
     tlmx::trace_limits limits;
     bool dma_engines = true;   // one track per DMA engine (descriptor spans)
     bool hbm_channels = true;  // one track per HBM channel (per-channel transfer spans)
+    bool noc = false;          // one track per interconnect target (every routed transaction; link ports later)
 };
 
 class chip_timeline {
@@ -24,6 +25,9 @@ public:
     // Declares the chip's tracks as process `pid` and attaches the observers (call before simulation starts;
     // this object must outlive the simulation). A multi-chip platform attaches each chip with its own pid.
     void attach(platform::chip& chip, uint32_t pid = 0);
+    // Any router (a chip's NoC, a link switch): one track per target, "<prefix>-><target>", spans from a
+    // transaction's entry to its completion with bytes, address and direction.
+    void attach_router(tlmx::router& r, uint32_t pid, const std::string& prefix);
     // Writes the JSON atomically-by-rename is the caller's choice; this writes the document to `os`.
     void write(std::ostream& os, const std::map<std::string, std::string>& meta = {}) const { m_w.write(os, meta); }
     const tlmx::trace_event_writer& writer() const { return m_w; }

@@ -75,7 +75,9 @@ TEST_CASE("energy of a GEMM run adds up: parts sum to the total, MACs and static
 
 TEST_CASE("timeline of a GEMM run is valid trace-event JSON whose events cover the simulated time", "[timeline]") {
     auto cfg = small_chip();
-    tb::chip_timeline tl;
+    tb::timeline_options to;
+    to.noc = true;
+    tb::chip_timeline tl(to);
     auto opt = quiet();
     opt.on_built = [&](platform::chip& c) { tl.attach(c); };
     auto r = tb::run_gemm(cfg, spec(40, 70, 90), opt);
@@ -111,7 +113,7 @@ TEST_CASE("timeline of a GEMM run is valid trace-event JSON whose events cover t
     REQUIRE(last == Approx(r.sim_ns / 1000).margin(1e-3));
     REQUIRE(matmuls == r.tiling.matmuls);
     for (const char* t : {"core0.te", "core1.te", "core0.te.weights", "core0.dma0", "core1.dma3", "core0.dma_queue0",
-                          "core0.dma_queue2", "hbm.ch0", "hbm.ch3"})
+                          "core0.dma_queue2", "hbm.ch0", "hbm.ch3", "noc->hbm", "noc->core0"})
         REQUIRE(per_track[t] > 0);
     // Slices of one thread never partly overlap (the lanes packing), so viewers nest them correctly.
     for (auto& [tid, v] : by_tid) {
