@@ -76,4 +76,14 @@ set +e; "$trnsim" sweep --collect --out grid.out > collect1.txt; rc=$?; set -e
 test "$rc" -eq 1; grep -q "2 ok, 0 failed, 2 missing" collect1.txt
 sh grid.out/slurm/commands.txt
 "$trnsim" sweep --collect --out grid.out | grep -q "4 ok, 0 failed, 0 missing"
+# Seeded random sampling: 3 points drawn from a list and a range, the same on a second listing.
+cat > rnd.json <<'JSON'
+{ "name": "rnd", "mode": "random", "samples": 3, "seed": 5, "set": { "sim.functional": false, "chip.cores": 2 },
+  "workload": { "m": 128, "k": 128, "n": 128 },
+  "axes": [ { "key": "chip.core.te.rows", "values": [32, 64, 128] },
+            { "key": "chip.hbm.bandwidth_gbps", "range": [500, 4000], "log": true } ] }
+JSON
+"$trnsim" sweep rnd.json --list > l1.txt; "$trnsim" sweep rnd.json --list > l2.txt; cmp l1.txt l2.txt
+test "$(wc -l < l1.txt)" -eq 3
+"$trnsim" sweep rnd.json --jobs 2 2>/dev/null | grep -q "3 points, 3 ok"
 echo "sweep CLI: ok"
