@@ -95,6 +95,9 @@ nlohmann::json gemm_result_json(const platform::platform_config& cfg, const tb::
                    {"max_abs_err", r.max_abs_err},
                    {"max_rel_err", r.max_rel_err}};
     j["stats"] = r.stats;
+    nlohmann::json units = nlohmann::json::object();
+    for (const auto& [path, m] : r.stat_meta) units[path] = {{"unit", m.unit}, {"desc", m.desc}};
+    j["stat_units"] = units;
     return j;
 }
 

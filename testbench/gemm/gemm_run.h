@@ -7,6 +7,7 @@
 #include "platforms/config/platform_config.h"
 #include "testbench/gemm/gemm.h"
 #include "testbench/sim_run.h"
+#include "tlm/stats.h"
 
 namespace trnsim::tb {
 
@@ -29,6 +30,7 @@ struct gemm_result {
     double max_abs_err = 0, max_rel_err = 0;  // vs FP64 on sampled elements (the FP32 accumulation's own error)
     uint64_t error_samples = 0;
     std::map<std::string, double> stats;
+    std::map<std::string, stats::group::meta> stat_meta;  // unit and description of every stat
 };
 
 struct gemm_options {
