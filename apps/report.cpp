@@ -116,6 +116,9 @@ nlohmann::json gemm_result_json(const platform::platform_config& cfg, const tb::
     for (const auto& p : r.energy.parts) parts[p.name] = p.joules;
     j["energy_j"] = parts;
     j["stats"] = r.stats;
+    nlohmann::json units = nlohmann::json::object();
+    for (const auto& [path, m] : r.stat_meta) units[path] = {{"unit", m.unit}, {"desc", m.desc}};
+    j["stat_units"] = units;
     return j;
 }
 

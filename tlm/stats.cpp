@@ -68,6 +68,23 @@ struct flattener : visitor {
 };
 } // namespace
 
+namespace {
+struct describer : visitor {
+    std::map<std::string, group::meta> out;
+    void on_value(const std::string& path, const stat& s, double) override { out[path] = {s.unit(), s.desc()}; }
+    void on_histogram(const std::string& path, const histogram& h) override {
+        out[path + ".count"] = {"count", h.desc() + " (samples)"};
+        for (const char* q : {"mean", "p50", "p99", "max"}) out[path + "." + q] = {h.unit(), h.desc() + " (" + q + ")"};
+    }
+};
+} // namespace
+
+std::map<std::string, group::meta> group::describe() const {
+    describer d;
+    accept(d);
+    return std::move(d.out);
+}
+
 std::map<std::string, double> group::flatten() const {
     flattener f;
     accept(f);

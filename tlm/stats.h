@@ -92,8 +92,13 @@ public:
     void reset();
     // Looks a value up by its path relative to this group ("core0.te.busy_cycles"); throws if absent.
     double value(const std::string& path) const;
-    // Every scalar (counter, formula, histogram mean) by full path.
+    // Every scalar (counter, formula, histogram count/mean/p50/p99/max) by full path.
     std::map<std::string, double> flatten() const;
+    struct meta {
+        std::string unit, desc;
+    };
+    // Unit and description of every path flatten() gives.
+    std::map<std::string, meta> describe() const;
 
 private:
     std::string m_name;

@@ -13,6 +13,8 @@ struct hbm_config {
     double bandwidth_gbps = 2900;     // whole subsystem, GB/s (bytes per ns)
     double latency_ns = 120;          // idle read latency
     uint64_t interleave_bytes = 256;  // consecutive blocks of this size go to consecutive channels
+    bool channel_hash = true;         // XOR-fold upper block-address bits into the channel (as controllers do),
+                                      // so power-of-two strides do not camp on a few channels
     std::string memspec;              // for model = "dram": memspec preset name
     bool functional = true;           // false: timing only, no data stored or returned
     uint32_t channels() const { return stacks * channels_per_stack; }

@@ -34,7 +34,7 @@ void hbm_simple::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& del
     const uint64_t blk = m_cfg.interleave_bytes;
     for (uint64_t off = 0; off < n;) {
         uint64_t addr = a + off, len = std::min(n - off, blk - addr % blk);
-        const size_t ci = (addr / blk) % m_channels.size();
+        const size_t ci = channel_of(addr / blk);
         auto& ch = m_channels[ci];
         const uint64_t begin = std::max(now, ch.free_at_ps());
         const uint64_t end = ch.reserve(now, len);
@@ -46,6 +46,16 @@ void hbm_simple::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& del
     m_latency.sample(double(done - now) / 1000.0);
     delay += tlmx::from_ps(done - now);
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+size_t hbm_simple::channel_of(uint64_t block) const {
+    const uint64_t n = m_channels.size();
+    if (!m_cfg.channel_hash) return size_t(block % n);
+    // Fold every group of log2(n) bits above the channel bits onto them (n a power of two), else plain modulo.
+    if (n & (n - 1)) return size_t((block ^ (block / n) ^ (block / n / n)) % n);
+    uint64_t h = 0;
+    for (uint64_t b = block; b; b /= n) h ^= b % n;
+    return size_t(h);
 }
 
 unsigned hbm_simple::transport_dbg(tlm::tlm_generic_payload& gp) { return tlmx::serve_debug(m_store, gp); }

@@ -37,6 +37,7 @@ public:
 
 private:
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    size_t channel_of(uint64_t block) const;
     unsigned transport_dbg(tlm::tlm_generic_payload& gp);
 
     hbm_config m_cfg;

@@ -69,6 +69,7 @@ hbm::hbm_config parse_hbm(const node& n) {
     c.interleave_bytes = n.get_uint("interleave_bytes", c.interleave_bytes, 32, 1 << 30);
     if (c.interleave_bytes & (c.interleave_bytes - 1)) n.fail("interleave_bytes", "must be a power of two");
     c.memspec = n.get_string("memspec", c.memspec);
+    c.channel_hash = n.get_bool("channel_hash", c.channel_hash);
     if (c.model == "dram" && c.memspec.empty()) n.fail("memspec", "model \"dram\" needs a memspec (hbm2e, hbm3, hbm3e)");
     n.finish();
     return c;

@@ -62,6 +62,7 @@ gemm_result run_gemm(const platform::platform_config& cfg, const gemm_spec& g, c
 
     // Figures.
     r.stats = chip.stats().flatten();
+    r.stat_meta = chip.stats().describe();
     const auto& te = cc.core.te;
     const bool dr = te.fp8_double_row && (g.dtype == numerics::dtype::fp8_e4m3 || g.dtype == numerics::dtype::fp8_e5m2);
     const double macs_per_cycle = double(te.rows) * te.cols * (dr ? 2 : 1) / (g.dtype == numerics::dtype::fp32 ? te.fp32_passes : 1);

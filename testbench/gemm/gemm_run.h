@@ -9,6 +9,7 @@
 #include "platforms/config/platform_config.h"
 #include "testbench/gemm/gemm.h"
 #include "testbench/sim_run.h"
+#include "tlm/stats.h"
 
 namespace trnsim::platform {
 class chip;
@@ -38,6 +39,7 @@ struct gemm_result {
     double tflops_per_w = 0;           // achieved TFLOP/s per average watt
     double arithmetic_intensity = 0;   // FLOPs per byte of actual HBM traffic
     std::map<std::string, double> stats;
+    std::map<std::string, stats::group::meta> stat_meta;  // unit and description of every stat
 };
 
 struct gemm_options {
