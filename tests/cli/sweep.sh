@@ -74,7 +74,7 @@ grep -q 'sweep --point "$SLURM_ARRAY_TASK_ID" --out' grid.out/slurm/sweep.sbatch
 test "$(wc -l < grid.out/slurm/commands.txt)" -eq 2
 set +e; "$trnsim" sweep --collect --out grid.out > collect1.txt; rc=$?; set -e
 test "$rc" -eq 1; grep -q "2 ok, 0 failed, 2 missing" collect1.txt
-sh grid.out/slurm/commands.txt
+if command -v parallel >/dev/null; then parallel --will-cite -j 2 < grid.out/slurm/commands.txt; else sh grid.out/slurm/commands.txt; fi
 "$trnsim" sweep --collect --out grid.out | grep -q "4 ok, 0 failed, 0 missing"
 # Seeded random sampling: 3 points drawn from a list and a range, the same on a second listing.
 cat > rnd.json <<'JSON'
