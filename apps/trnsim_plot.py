@@ -62,14 +62,21 @@ def roofline(args):
     fig, ax = plt.subplots(figsize=(7, 4.8))
     ais = [r["arithmetic_intensity"] for r in rows if r.get("arithmetic_intensity", 0) > 0]
     lo, hi = min(ais) / 4, max(ais) * 4
-    roofs = sorted({(r["peak_tflops"], r["hbm_peak_gbps"]) for r in rows})
+    # One horizontal compute roof per distinct peak and one diagonal HBM roof per distinct bandwidth, so every
+    # point sits under the roofs of its own configuration (its peak and its HBM bandwidth).
+    peaks = sorted({r["peak_tflops"] for r in rows})
+    bws = sorted({r["hbm_peak_gbps"] for r in rows})
     xs = [lo * (hi / lo) ** (i / 200) for i in range(201)]
-    for peak, bw in roofs[:12]:
-        ax.plot(xs, [min(peak, x * bw / 1000) for x in xs], color="0.6", lw=1, zorder=1)
-        ridge = peak * 1000 / bw
-        if lo < ridge < hi:
-            ax.annotate(f"{peak:.0f} TFLOP/s, {bw:.0f} GB/s", (ridge, peak), fontsize=7, color="0.4",
-                        xytext=(3, 3), textcoords="offset points")
+    top = max(peaks)
+    for peak in peaks:
+        ax.plot([lo, hi], [peak, peak], color="0.55", lw=1, ls="-", zorder=1)
+        ax.annotate(f"{peak:.0f} TFLOP/s", (hi, peak), fontsize=7, color="0.35", ha="right", va="bottom")
+    for bw in bws:
+        ys = [x * bw / 1000 for x in xs]
+        keep = [(x, y) for x, y in zip(xs, ys) if y <= top]
+        if keep:
+            ax.plot([x for x, _ in keep], [y for _, y in keep], color="0.7", lw=1, ls="--", zorder=1)
+            ax.annotate(f"{bw:.0f} GB/s", keep[-1], fontsize=7, color="0.45", rotation=35, ha="right", va="bottom")
     groups = defaultdict(list)
     for r in rows:
         groups[label_of(r, args.group) or "run"].append(r)
