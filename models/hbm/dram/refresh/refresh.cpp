@@ -1,0 +1,56 @@
+#include "models/hbm/dram/refresh/refresh_if.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace trnsim::hbm {
+
+refresh_per_bank::refresh_per_bank(const memspec& m, cycle_t offset)
+    : m_trefi(m.tREFI), m_offset(offset), m_banks(m.banks_per_pc()), m_done(m.banks_per_pc(), false),
+      m_left(m.banks_per_pc()), m_due(offset + cycle_t(uint64_t(m.tREFI) / m.banks_per_pc())) {
+    if (!m.has_per_bank_refresh()) throw std::invalid_argument("memspec '" + m.name + "' has no per-bank refresh (tRFCpb)");
+}
+
+
+uint32_t refresh_per_bank::choose_bank(const bank_fsm&, const request_queue& q, const std::vector<cycle_t>& last_use) {
+    uint32_t best = 0;
+    uint64_t best_queued = ~uint64_t(0);
+    cycle_t best_use = LONG_AGO;
+    for (uint32_t b = 0; b < m_banks; ++b) {
+        if (m_done[b]) continue;
+        uint64_t queued = q.in_bank(READ, b) + q.in_bank(WRITE, b);
+        if (queued < best_queued || (queued == best_queued && last_use[b] > best_use)) {
+            best_queued = queued;
+            best_use = last_use[b];
+            best = b;
+        }
+    }
+    return best;
+}
+
+void refresh_per_bank::issued(cycle_t, uint32_t bank) {
+    ++m_k;
+    m_due = m_offset + cycle_t(m_k * uint64_t(m_trefi) / m_banks);
+    if (!m_done[bank]) {
+        m_done[bank] = true;
+        --m_left;
+    }
+    if (m_left == 0) {
+        std::fill(m_done.begin(), m_done.end(), false);
+        m_left = m_banks;
+    }
+}
+
+const char* name(refresh_kind k) {
+    return k == refresh_kind::none ? "none" : k == refresh_kind::all_bank ? "all_bank" : "per_bank";
+}
+
+std::unique_ptr<refresh_if> make_refresh(refresh_kind k, const memspec& m, cycle_t offset) {
+    switch (k) {
+    case refresh_kind::none: return std::make_unique<refresh_none>();
+    case refresh_kind::all_bank: return std::make_unique<refresh_all_bank>(m, offset);
+    default: return std::make_unique<refresh_per_bank>(m, offset);
+    }
+}
+
+} // namespace trnsim::hbm
