@@ -44,13 +44,13 @@ inline bool is_read(command c) { return c == command::RD || c == command::RDA; }
 inline bool is_write(command c) { return c == command::WR || c == command::WRA; }
 
 // Every rule the timing checker enforces. `bank_state` means the command is illegal in the bank's current state
-// (read to a closed bank, activate of an open bank, refresh with a row open); the bus entries are the one-command-
-// per-cycle limits of the separate row and column command buses.
+// (read to a closed bank, activate of an open bank, refresh with a row open); `row_bus` is the one-command-per-cycle
+// limit of the row command bus. (The column command bus has the same limit, but it is implied by tCCD_S >= 1,
+// tRTW >= 1 and tWTR: two column commands never share a cycle.)
 enum class constraint : uint8_t {
     none,
     bank_state,
     row_bus,
-    col_bus,
     tRCD,    // ACT -> RD, same bank
     tRCDWR,  // ACT -> WR, same bank
     tRP,     // PRE (explicit or auto) -> ACT/REF, same bank
@@ -74,10 +74,9 @@ enum class constraint : uint8_t {
 constexpr unsigned NUM_CONSTRAINTS = unsigned(constraint::count_);
 
 inline const char* name(constraint c) {
-    static const char* const n[] = {"none",   "bank_state", "row_bus", "col_bus", "tRCD",   "tRCDWR", "tRP",
-                                    "tRAS",   "tRC",        "tRTP",    "tWR",     "tCCD_S", "tCCD_L", "tRRD_S",
-                                    "tRRD_L", "tFAW",       "tWTR_S",  "tWTR_L",  "tRTW",   "tRFC",   "tRFCpb",
-                                    "tRREFD"};
+    static const char* const n[] = {"none",   "bank_state", "row_bus", "tRCD",   "tRCDWR", "tRP",    "tRAS",
+                                    "tRC",    "tRTP",       "tWR",     "tCCD_S", "tCCD_L", "tRRD_S", "tRRD_L",
+                                    "tFAW",   "tWTR_S",     "tWTR_L",  "tRTW",   "tRFC",   "tRFCpb", "tRREFD"};
     return unsigned(c) < NUM_CONSTRAINTS ? n[unsigned(c)] : "?";
 }
 

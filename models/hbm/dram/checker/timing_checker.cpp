@@ -66,10 +66,6 @@ void timing_checker::issue(command c, uint32_t bank, cycle_t t) {
     auto row_bus = [&] {
         for (cls k : {C_ACT, C_PRE, C_REFAB, C_REFPB}) m_pc[k].raise(t + 1, constraint::row_bus);
     };
-    auto col_bus = [&] {
-        m_pc[C_RD].raise(t + 1, constraint::col_bus);
-        m_pc[C_WR].raise(t + 1, constraint::col_bus);
-    };
     switch (c) {
     case command::ACT: {
         auto& bk = m_bank[bank];
@@ -102,7 +98,6 @@ void timing_checker::issue(command c, uint32_t bank, cycle_t t) {
         m_group[bank_group_of(bank)][C_RD].raise(t + s.tCCD_L, constraint::tCCD_L);
         m_pc[C_RD].raise(t + s.tCCD_S, constraint::tCCD_S);
         m_pc[C_WR].raise(t + s.tRTW, constraint::tRTW);
-        col_bus();
         if (c == command::RDA) {
             cycle_t p = m_bank[bank][C_PRE].t;  // max(ACT + tRAS, RD + tRTP, write recovery)
             m_auto_pre[bank] = p;
@@ -119,7 +114,6 @@ void timing_checker::issue(command c, uint32_t bank, cycle_t t) {
         g[C_RD].raise(wend + s.tWTR_L, constraint::tWTR_L);
         m_pc[C_WR].raise(t + s.tCCD_S, constraint::tCCD_S);
         m_pc[C_RD].raise(wend + s.tWTR_S, constraint::tWTR_S);
-        col_bus();
         if (c == command::WRA) {
             cycle_t p = m_bank[bank][C_PRE].t;
             m_auto_pre[bank] = p;

@@ -64,7 +64,7 @@ void pc_controller::enqueue(uint64_t tag, bool write, uint32_t bank, uint32_t ro
 void pc_controller::activate_refresh() {
     m_ref_active = true;
     if (m_refresh->kind() == command::REFPB) {
-        m_ref_bank = m_refresh->choose_bank(m_fsm, m_q, m_last_use);
+        m_ref_bank = m_refresh->choose_bank(m_fsm, m_q, m_last_use, m_now);
         m_dirty.set(m_ref_bank);
     } else {
         m_dirty.set_all(m_banks);

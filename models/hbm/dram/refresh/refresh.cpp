@@ -12,17 +12,25 @@ refresh_per_bank::refresh_per_bank(const memspec& m, cycle_t offset)
 }
 
 
-uint32_t refresh_per_bank::choose_bank(const bank_fsm&, const request_queue& q, const std::vector<cycle_t>& last_use) {
+uint32_t refresh_per_bank::choose_bank(const bank_fsm&, const request_queue& q, const std::vector<cycle_t>& last_use,
+                                       cycle_t now) {
+    const cycle_t cold_before = now - m_trefi / 4;
     uint32_t best = 0;
-    uint64_t best_queued = ~uint64_t(0);
+    bool have = false, best_cold = false;
+    uint64_t best_queued = 0;
     cycle_t best_use = LONG_AGO;
     for (uint32_t b = 0; b < m_banks; ++b) {
         if (m_done[b]) continue;
         uint64_t queued = q.in_bank(READ, b) + q.in_bank(WRITE, b);
-        if (queued < best_queued || (queued == best_queued && last_use[b] > best_use)) {
-            best_queued = queued;
-            best_use = last_use[b];
+        bool cold = last_use[b] < cold_before;
+        bool better = !have || queued < best_queued ||
+                      (queued == best_queued && (cold != best_cold ? cold : !cold && last_use[b] > best_use));
+        if (better) {
+            have = true;
             best = b;
+            best_queued = queued;
+            best_cold = cold;
+            best_use = last_use[b];
         }
     }
     return best;

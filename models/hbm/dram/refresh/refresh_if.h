@@ -22,9 +22,10 @@ public:
     virtual cycle_t next_due() const = 0;  // NEVER if refresh is off
     virtual command kind() const = 0;      // REFAB or REFPB
     // For REFPB: called when the due refresh becomes active, returns the bank to refresh.
-    // `last_use` is the cycle of the last ACT or column command of each bank.
-    virtual uint32_t choose_bank(const bank_fsm& banks, const request_queue& q, const std::vector<cycle_t>& last_use) {
-        (void)banks, (void)q, (void)last_use;
+    // `last_use` is the cycle of the last ACT or column command of each bank; `now` the current cycle.
+    virtual uint32_t choose_bank(const bank_fsm& banks, const request_queue& q, const std::vector<cycle_t>& last_use,
+                                 cycle_t now) {
+        (void)banks, (void)q, (void)last_use, (void)now;
         return 0;
     }
     virtual void issued(cycle_t t, uint32_t bank) = 0;
@@ -53,16 +54,17 @@ private:
 };
 
 // One REFpb every tREFI / banks; every bank is refreshed once per round of banks_per_pc refreshes. The bank is
-// chosen among those not yet refreshed in the round: the fewest queued requests first, then the most recently used
-// (a bank a stream has just left is the one it needs least soon), then the lowest index. HBM lets the controller
-// name the bank of each REFpb.
+// chosen among those not yet refreshed in the round: the fewest queued requests first; then a cold bank (unused for
+// tREFI / 4), whose refresh costs nothing; then the most recently used one (a bank a stream has just left is the one
+// it needs least soon); then the lowest index. HBM lets the controller name the bank of each REFpb.
 class refresh_per_bank final : public refresh_if {
 public:
     refresh_per_bank(const memspec& m, cycle_t offset);
     const char* name() const override { return "per_bank"; }
     cycle_t next_due() const override { return m_due; }
     command kind() const override { return command::REFPB; }
-    uint32_t choose_bank(const bank_fsm& banks, const request_queue& q, const std::vector<cycle_t>& last_use) override;
+    uint32_t choose_bank(const bank_fsm& banks, const request_queue& q, const std::vector<cycle_t>& last_use,
+                         cycle_t now) override;
     void issued(cycle_t t, uint32_t bank) override;
 
 private:
