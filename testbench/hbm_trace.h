@@ -48,7 +48,8 @@ struct hbm_run_result {
     double write_avg_ns = 0, write_p99_ns = 0;
     double row_hit_rate_pct = 0;
     uint64_t refreshes = 0;
-    double wall_s = 0, requests_per_s = 0;
+    double wall_s = 0, requests_per_s = 0;        // wall clock of the simulation loop
+    double cpu_s = 0, requests_per_s_cpu = 0;     // CPU time of this thread (robust on a shared machine)
     std::map<std::string, double> stats;  // every statistic by path
 };
 

@@ -28,6 +28,12 @@ controller_config no_refresh() {
     return c;
 }
 
+controller_config open_page() {
+    controller_config c = no_refresh();
+    c.page_policy = page_policy_kind::open;
+    return c;
+}
+
 // Closed-page random-read bound (docs/hbm.md): every burst needs its own ACT, so the data bus carries one burst per
 // max(burst, tRRD_S, tFAW / 4, tRC / banks) cycles.
 double closed_random_bound(const memspec& m) {
@@ -39,7 +45,7 @@ double closed_random_bound(const memspec& m) {
 
 TEST_CASE("idle read and write latency: ACT, then the column command after tRCD, data after tRL/tWL", "[hbm][controller]") {
     memspec m = test::small_spec();
-    pc_controller c(m, no_refresh(), 0, 0);
+    pc_controller c(m, open_page(), 0, 0);
     recorder r;
     c.set_listener(&r);
     std::vector<command_record> cmds;
@@ -70,7 +76,7 @@ TEST_CASE("idle read and write latency: ACT, then the column command after tRCD,
 
 TEST_CASE("open page: a row conflict costs PRE + ACT", "[hbm][controller]") {
     memspec m = test::small_spec();
-    pc_controller c(m, no_refresh(), 0, 0);
+    pc_controller c(m, open_page(), 0, 0);
     recorder r;
     c.set_listener(&r);
     c.enqueue(1, false, 0, 1, 0, 0);
@@ -80,6 +86,33 @@ TEST_CASE("open page: a row conflict costs PRE + ACT", "[hbm][controller]") {
     cycle_t act2 = std::max<cycle_t>(m.tRAS + m.tRP, m.tRC);
     CHECK(r.done[2] == act2 + m.tRCD + m.tRL + m.burst_cycles());
     CHECK(c.counters().row_conflicts == 1);
+}
+
+TEST_CASE("page policies: closed auto-precharges, closed_adaptive keeps a row open for queued hits", "[hbm][controller]") {
+    memspec m = test::small_spec();
+    auto run = [&](page_policy_kind k) {
+        controller_config cfg = no_refresh();
+        cfg.page_policy = k;
+        pc_controller c(m, cfg, 0, 0);
+        c.enqueue(1, false, 0, 1, 0, 0);
+        c.enqueue(2, false, 0, 1, 1, 0);
+        c.enqueue(3, false, 0, 2, 0, 0);
+        c.advance(NEVER);
+        return c.counters();
+    };
+    auto open = run(page_policy_kind::open), closed = run(page_policy_kind::closed),
+         adaptive = run(page_policy_kind::closed_adaptive);
+    CHECK(open.row_hits == 1);
+    CHECK(open.row_conflicts == 1);
+    CHECK(open.commands[unsigned(command::PRE)] == 1);
+    CHECK(closed.row_hits == 0);
+    CHECK(closed.commands[unsigned(command::RDA)] == 3);
+    CHECK(closed.commands[unsigned(command::ACT)] == 3);
+    CHECK(adaptive.row_hits == 1);
+    CHECK(adaptive.row_conflicts == 0);
+    CHECK(adaptive.commands[unsigned(command::RD)] == 1);
+    CHECK(adaptive.commands[unsigned(command::RDA)] == 2);
+    CHECK(adaptive.commands[unsigned(command::PRE)] == 0);
 }
 
 TEST_CASE("all-bank refresh occurs once per tREFI on average", "[hbm][refresh]") {
@@ -172,7 +205,7 @@ TEST_CASE("FR-FCFS serves row hits first and FCFS does not reorder", "[hbm][sche
     // Two streams interleaved in one bank: rows 1 and 2 alternate, columns ascending.
     memspec m = test::small_spec();
     auto run = [&](scheduler_kind k) {
-        controller_config cfg = no_refresh();
+        controller_config cfg = open_page();
         cfg.scheduler = k;
         pc_controller c(m, cfg, 0, 0);
         recorder r;

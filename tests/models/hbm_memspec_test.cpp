@@ -118,7 +118,7 @@ TEST_CASE("hbm_dram_config: defaults, choices and errors with key paths", "[hbm]
     auto c = parse();
     CHECK(c.stacks == 4);
     CHECK(c.ctrl.scheduler == scheduler_kind::fr_fcfs);
-    CHECK(c.ctrl.page_policy == page_policy_kind::open);
+    CHECK(c.ctrl.page_policy == page_policy_kind::closed_adaptive);
     CHECK(c.ctrl.refresh == refresh_kind::per_bank);
     CHECK(c.mapping.empty());
     CHECK(default_mapping(c.spec) == "sid-ro-ba-co:2-st-ch-pc-co:3-bg");

@@ -137,7 +137,7 @@ address_mapper::address_mapper(const std::string& spec, const memspec& m, uint32
 }
 
 dram_address address_mapper::decode(uint64_t addr) const {
-    dram_address a;
+    uint32_t f[NUM_MAP_FIELDS] = {};
     uint64_t v = addr >> m_offset_bits;
     for (const auto& p : m_pieces) {
         uint64_t digit;
@@ -148,8 +148,17 @@ dram_address address_mapper::decode(uint64_t addr) const {
             digit = v % p.radix;
             v /= p.radix;
         }
-        a[p.field] |= uint32_t(digit << p.shift);
+        f[unsigned(p.field)] |= uint32_t(digit << p.shift);
     }
+    dram_address a;
+    a.stack = f[unsigned(map_field::st)];
+    a.channel = f[unsigned(map_field::ch)];
+    a.pc = f[unsigned(map_field::pc)];
+    a.sid = f[unsigned(map_field::sid)];
+    a.bank_group = f[unsigned(map_field::bg)];
+    a.bank = f[unsigned(map_field::ba)];
+    a.row = f[unsigned(map_field::ro)];
+    a.column = f[unsigned(map_field::co)];
     return a;
 }
 

@@ -56,7 +56,7 @@ hbm_dram_config parse_hbm_dram_config(const config::node& n) {
     auto& k = c.ctrl;
     k.scheduler = n.get_choice("scheduler", "fr_fcfs", {"fr_fcfs", "fcfs"}) == "fcfs" ? scheduler_kind::fcfs
                                                                                       : scheduler_kind::fr_fcfs;
-    std::string pp = n.get_choice("page_policy", "open", {"open", "closed", "closed_adaptive"});
+    std::string pp = n.get_choice("page_policy", "closed_adaptive", {"closed_adaptive", "open", "closed"});
     k.page_policy = pp == "closed" ? page_policy_kind::closed
                     : pp == "closed_adaptive" ? page_policy_kind::closed_adaptive
                                               : page_policy_kind::open;

@@ -2,7 +2,7 @@
 // SystemC wrapper (models/hbm/hbm_dram.h), the plain-C++ dram_system and the trace front end.
 // JSON (all keys optional except memspec):
 //   { "memspec": { ...see configs/memspecs/hbm3.json... }, "stacks": 4, "mapping": "sid-ro-ba-co:2-st-ch-pc-co:3-bg",
-//     "scheduler": "fr_fcfs" | "fcfs", "page_policy": "open" | "closed" | "closed_adaptive",
+//     "scheduler": "fr_fcfs" | "fcfs", "page_policy": "closed_adaptive" | "open" | "closed",
 //     "refresh": "per_bank" | "all_bank" | "none", "read_queue_depth": 32, "write_queue_depth": 32,
 //     "write_high_watermark": 24, "write_low_watermark": 8 }
 // Plain C++ (no SystemC).

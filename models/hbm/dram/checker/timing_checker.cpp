@@ -6,8 +6,9 @@ namespace trnsim::hbm {
 
 timing_checker::timing_checker(const memspec& m)
     : m_spec(m), m_banks(m.banks_per_pc()), m_banks_per_group(m.banks_per_group), m_bank(m.banks_per_pc()),
-      m_group(m.groups_per_pc()), m_auto_pre(m.banks_per_pc(), LONG_AGO) {
+      m_group(m.groups_per_pc()), m_auto_pre(m.banks_per_pc(), LONG_AGO), m_group_of(m.banks_per_pc()) {
     m_acts.fill(LONG_AGO);
+    for (uint32_t b = 0; b < m_banks; ++b) m_group_of[b] = uint16_t(b / m_banks_per_group);
 }
 
 timing_checker::cls timing_checker::class_of(command c) {

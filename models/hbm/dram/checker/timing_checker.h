@@ -54,7 +54,7 @@ public:
     // Cycle at which the auto-precharge of the last RDA/WRA to `bank` takes place.
     cycle_t auto_precharge_at(uint32_t bank) const { return m_auto_pre[bank]; }
 
-    uint32_t bank_group_of(uint32_t bank) const { return bank / m_banks_per_group; }
+    uint32_t bank_group_of(uint32_t bank) const { return m_group_of[bank]; }
 
     // Raw bounds for the controller's fast path: the earliest cycle of a command of class `k` is the maximum of the
     // bank, group and pseudo-channel bounds (PREA excepted).
@@ -74,6 +74,7 @@ private:
     std::array<cycle_t, 4> m_acts;  // ring of the last four ACT cycles, for tFAW
     unsigned m_act_pos = 0;
     std::vector<cycle_t> m_auto_pre;
+    std::vector<uint16_t> m_group_of;  // bank -> bank group (avoids a division per command)
 };
 
 } // namespace trnsim::hbm

@@ -15,7 +15,7 @@ struct controller_config {
     static constexpr uint32_t DEFAULT_WRITE_LOW_WATERMARK = 8;
 
     scheduler_kind scheduler = scheduler_kind::fr_fcfs;
-    page_policy_kind page_policy = page_policy_kind::open;
+    page_policy_kind page_policy = page_policy_kind::closed_adaptive;
     refresh_kind refresh = refresh_kind::per_bank;
     uint32_t read_queue_depth = DEFAULT_READ_QUEUE_DEPTH;    // burst requests per pseudo-channel
     uint32_t write_queue_depth = DEFAULT_WRITE_QUEUE_DEPTH;

@@ -11,7 +11,8 @@ constexpr uint64_t NO_TAG = ~uint64_t(0);
 
 pc_controller::pc_controller(const memspec& m, const controller_config& cfg, uint32_t index, cycle_t refresh_offset)
     : m_spec(m), m_cfg(cfg), m_index(index), m_banks(m.banks_per_pc()), m_sched(make_scheduler(cfg.scheduler)),
-      m_page(make_page_policy(cfg.page_policy)), m_refresh(make_refresh(cfg.refresh, m, refresh_offset)), m_chk(m),
+      m_page(make_page_policy(cfg.page_policy)), m_refresh(make_refresh(cfg.refresh, m, refresh_offset)),
+      m_ref_kind(m_refresh->kind()), m_chk(m),
       m_fsm(m.banks_per_pc()), m_q(m.banks_per_pc(), cfg.read_queue_depth, cfg.write_queue_depth),
       m_req(m_banks, -1), m_cmd(m_banks, command::ACT), m_cls(m_banks, NO_CLASS), m_rank(m_banks, 0),
       m_elocal(m_banks, LONG_AGO), m_open_since(m_banks, 0), m_last_use(m_banks, LONG_AGO) {
@@ -46,7 +47,7 @@ void pc_controller::enqueue(uint64_t tag, bool write, uint32_t bank, uint32_t ro
     r.bank = uint16_t(bank);
     r.write = write;
     m_q.push(r);
-    if (!m_next_valid || would_switch_direction() || (m_ref_active && (m_refresh->kind() == command::REFAB || bank == m_ref_bank))) {
+    if (!m_next_valid || would_switch_direction() || (m_ref_active && (m_ref_kind == command::REFAB || bank == m_ref_bank))) {
         m_dirty.set(bank);
         m_next_valid = false;
         return;
@@ -63,7 +64,7 @@ void pc_controller::enqueue(uint64_t tag, bool write, uint32_t bank, uint32_t ro
 
 void pc_controller::activate_refresh() {
     m_ref_active = true;
-    if (m_refresh->kind() == command::REFPB) {
+    if (m_ref_kind == command::REFPB) {
         m_ref_bank = m_refresh->choose_bank(m_fsm, m_q, m_last_use, m_now);
         m_dirty.set(m_ref_bank);
     } else {
@@ -71,27 +72,53 @@ void pc_controller::activate_refresh() {
     }
 }
 
-void pc_controller::compute_candidate(uint32_t b) {
-    m_req[b] = -1;
+void pc_controller::class_remove(uint32_t b) {
+    if (m_cls[b] == NO_CLASS) return;
+    auto& v = m_by_class[m_cls[b]];
+    const uint64_t key = (m_rank[b] << 8) | b;
+    size_t n = v.size(), i = 0;
+    while (i < n && v[i] != key) ++i;
+    for (; i + 1 < n; ++i) v[i] = v[i + 1];
+    v.pop_back();
     m_cls[b] = NO_CLASS;
-    if (m_ref_active && (m_refresh->kind() == command::REFAB || b == m_ref_bank)) {
+}
+
+void pc_controller::class_insert(uint32_t b) {
+    auto& v = m_by_class[m_cls[b]];
+    const uint64_t key = (m_rank[b] << 8) | b;
+    v.push_back(key);
+    size_t i = v.size() - 1;
+    for (; i > 0 && v[i - 1] > key; --i) v[i] = v[i - 1];
+    v[i] = key;
+}
+
+void pc_controller::compute_candidate(uint32_t b) {
+    uint8_t cls = NO_CLASS;
+    uint64_t rank = 0;
+    command cmd = command::ACT;
+    int32_t req = -1;
+    if (m_ref_active && (m_ref_kind == command::REFAB || b == m_ref_bank)) {
         // A due refresh owns the bank: close it, then (per-bank) refresh it. Ranks first.
-        m_rank[b] = 0;
-        if (m_fsm.is_open(b)) m_cmd[b] = command::PRE;
-        else if (m_refresh->kind() == command::REFPB) m_cmd[b] = command::REFPB;
-        else return;  // closed, waiting for the all-bank refresh
-        m_req[b] = FOR_REFRESH;
-    } else {
-        if (m_q.in_bank(m_dir, b) == 0) return;
+        if (m_fsm.is_open(b)) cmd = command::PRE, req = FOR_REFRESH;
+        else if (m_ref_kind == command::REFPB) cmd = command::REFPB, req = FOR_REFRESH;
+        // else: closed, waiting for the all-bank refresh
+    } else if (m_q.in_bank(m_dir, b) > 0) {
         int64_t open = m_fsm.open_row(b);
-        int32_t i = m_sched->pick(m_q, m_dir, b, open);
-        const burst_request& r = m_q.at(i);
-        m_req[b] = i;
+        req = m_sched->pick(m_q, m_dir, b, open);
+        const burst_request& r = m_q.at(req);
         bool column = open == int64_t(r.row);
-        m_cmd[b] = open < 0 ? command::ACT : column ? (r.write ? command::WR : command::RD) : command::PRE;
-        m_rank[b] = 1 + m_sched->rank(r, column);
+        cmd = open < 0 ? command::ACT : column ? (r.write ? command::WR : command::RD) : command::PRE;
+        rank = 1 + m_sched->rank(r, column);
     }
-    m_cls[b] = uint8_t(timing_checker::class_of(m_cmd[b]));
+    if (req != -1) cls = uint8_t(timing_checker::class_of(cmd));
+    if (cls != m_cls[b] || rank != m_rank[b]) {  // move it in the class lists
+        class_remove(b);
+        m_cls[b] = cls;
+        m_rank[b] = rank;
+        if (cls != NO_CLASS) class_insert(b);
+    }
+    m_req[b] = req;
+    m_cmd[b] = cmd;
     compute_local(b);
 }
 
@@ -103,41 +130,46 @@ bool pc_controller::step(cycle_t limit, int stop_dir, bool& stopped) {
     update_direction();
     if (!m_ref_active && m_refresh->next_due() <= m_now) activate_refresh();
 
-    // The banks to look at: those with requests of the current direction, and those a due refresh owns.
-    bank_set scan = m_q.banks_with_requests(m_dir);
-    const bool refab_due = m_ref_active && m_refresh->kind() == command::REFAB;
-    if (refab_due) scan.set_all(m_banks);
-    else if (m_ref_active) scan.set(m_ref_bank);
-    bank_set dirty = scan & m_dirty;
-    dirty.for_each([&](uint32_t b) { compute_candidate(b); });
-    m_dirty -= dirty;
+    // Bring the candidates of changed banks up to date.
+    const bool refab_due = m_ref_active && m_ref_kind == command::REFAB;
+    m_dirty.for_each([&](uint32_t b) { compute_candidate(b); });
+    m_dirty.clear_all();
 
-    // Earliest legal cycle of each bank's candidate = max(bank/group bound, pseudo-channel bound, now); the winner is
-    // the earliest, then the best rank. Keys pack (cycle, rank, bank) so the minimum is found without branches.
-    cycle_t pcb[timing_checker::NUM_CLS + 1];
-    for (unsigned k = 0; k < timing_checker::NUM_CLS; ++k)
-        pcb[k] = std::max(m_chk.pc_bound(timing_checker::cls(k)), m_now);
-    pcb[timing_checker::NUM_CLS] = NEVER;
-    // Lexicographic minimum of (cycle, rank << 8 | bank), branch-free.
-    uint64_t best_e = uint64_t(NEVER), best_r = ~uint64_t(0);
-    const uint8_t* cls = m_cls.data();
+    // Earliest legal cycle of a candidate = max(bank/group bound, pseudo-channel bound of its class, now). Per class,
+    // walk the banks best rank first: the first one whose bank/group bound is within the class bound wins the class
+    // (at the class bound); otherwise the class's earliest bank/group bound does. Then the earliest class wins, ties
+    // going to the better rank.
+    uint64_t best_e = uint64_t(NEVER), best_key = ~uint64_t(0);
     const cycle_t* el = m_elocal.data();
-    const uint64_t* rk = m_rank.data();
-    scan.for_each([&](uint32_t b) {
-        uint64_t p = uint64_t(pcb[cls[b]]), l = uint64_t(el[b]);
-        uint64_t e = l > p ? l : p;  // bounds are non-negative here: max(..., now) with now >= 0
-        uint64_t r = (rk[b] << 8) | b;
-        bool better = e < best_e || (e == best_e && r < best_r);
-        best_e = better ? e : best_e;
-        best_r = better ? r : best_r;
-    });
+    for (unsigned k = 0; k < timing_checker::NUM_CLS; ++k) {
+        const auto& v = m_by_class[k];
+        if (v.empty()) continue;
+        const uint64_t p = uint64_t(std::max(m_chk.pc_bound(timing_checker::cls(k)), m_now));
+        uint64_t ce = uint64_t(NEVER), ckey = ~uint64_t(0);
+        for (uint64_t key : v) {
+            uint64_t l = uint64_t(el[key & 0xff]);
+            if (l <= p) {
+                ce = p;
+                ckey = key;
+                break;
+            }
+            if (l < ce) {  // keys are in rank order: the first of equal bounds has the better rank
+                ce = l;
+                ckey = key;
+            }
+        }
+        if (ce < best_e || (ce == best_e && ckey < best_key)) {
+            best_e = ce;
+            best_key = ckey;
+        }
+    }
     cycle_t best_t = cycle_t(best_e);
     bool have = best_t < NEVER;
-    uint32_t best_bank = uint32_t(best_r & 0xff);
+    uint32_t best_bank = uint32_t(best_key & 0xff);
 
     bool refab = false;
     if (refab_due && m_fsm.open_count() == 0) {
-        cycle_t e = pcb[timing_checker::C_REFAB];
+        cycle_t e = std::max(m_chk.pc_bound(timing_checker::C_REFAB), m_now);
         if (!have || e < best_t) {
             best_t = e;
             have = refab = true;

@@ -108,6 +108,7 @@ private:
     std::unique_ptr<scheduler_if> m_sched;
     std::unique_ptr<page_policy_if> m_page;
     std::unique_ptr<refresh_if> m_refresh;
+    command m_ref_kind;  // m_refresh->kind(), cached
     timing_checker m_chk;
     bank_fsm m_fsm;
     request_queue m_q;
@@ -126,6 +127,11 @@ private:
     std::vector<uint8_t> m_cls;
     std::vector<uint64_t> m_rank;
     std::vector<cycle_t> m_elocal;
+    // Per command class, the banks whose candidate is of that class as keys (rank << 8 | bank), sorted: the scan
+    // walks them best rank first and stops at the first one ready at the class's pseudo-channel bound.
+    std::vector<uint64_t> m_by_class[timing_checker::NUM_CLS];
+    void class_remove(uint32_t b);
+    void class_insert(uint32_t b);
     bank_set m_dirty;
     std::vector<cycle_t> m_open_since, m_last_use;
 

@@ -6,7 +6,7 @@
 namespace trnsim::hbm {
 
 refresh_per_bank::refresh_per_bank(const memspec& m, cycle_t offset)
-    : m_trefi(m.tREFI), m_offset(offset), m_banks(m.banks_per_pc()), m_done(m.banks_per_pc(), false),
+    : m_trefi(m.tREFI), m_offset(offset), m_banks(m.banks_per_pc()), m_done(m.banks_per_pc(), 0),
       m_left(m.banks_per_pc()), m_due(offset + cycle_t(uint64_t(m.tREFI) / m.banks_per_pc())) {
     if (!m.has_per_bank_refresh()) throw std::invalid_argument("memspec '" + m.name + "' has no per-bank refresh (tRFCpb)");
 }
@@ -40,11 +40,11 @@ void refresh_per_bank::issued(cycle_t, uint32_t bank) {
     ++m_k;
     m_due = m_offset + cycle_t(m_k * uint64_t(m_trefi) / m_banks);
     if (!m_done[bank]) {
-        m_done[bank] = true;
+        m_done[bank] = 1;
         --m_left;
     }
     if (m_left == 0) {
-        std::fill(m_done.begin(), m_done.end(), false);
+        std::fill(m_done.begin(), m_done.end(), uint8_t(0));
         m_left = m_banks;
     }
 }

@@ -1,0 +1,11 @@
+# HBM model figures of docs/hbm.md: bench/hbm_bench prints them; hbm_trace is `trnsim hbm` standalone.
+get_filename_component(TRNSIM_HBM_ROOT ${CMAKE_CURRENT_LIST_DIR}/.. ABSOLUTE)
+add_executable(hbm_trace ${TRNSIM_HBM_ROOT}/bench/hbm_trace_cli.cpp)
+target_link_libraries(hbm_trace PRIVATE trnsim_hbm_trace)
+add_executable(hbm_bench ${TRNSIM_HBM_ROOT}/bench/hbm_bench.cpp)
+target_link_libraries(hbm_bench PRIVATE trnsim_hbm_trace)
+target_compile_definitions(hbm_bench PRIVATE TRNSIM_CONFIG_DIR="${TRNSIM_HBM_ROOT}/configs")
+if(COMMAND trnsim_warnings)
+  trnsim_warnings(hbm_trace)
+  trnsim_warnings(hbm_bench)
+endif()
