@@ -206,7 +206,9 @@ unsigned hbm_dram::transport_dbg(tlm::tlm_generic_payload& trans) {
 void hbm_dram::finish() {
     if (m_finished) return;
     m_finished = true;
-    m_sys.finish(cycle_of(sc_time_stamp()));
+    // Requests still in flight stay unfinished (no callbacks after the simulation has ended).
+    m_sys.set_sink(nullptr);
+    m_sys.finish(cycle_of(sc_time_stamp()), false);
 }
 
 void hbm_dram::end_of_simulation() { finish(); }

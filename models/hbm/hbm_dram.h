@@ -39,7 +39,8 @@ public:
     uint64_t capacity() const { return m_sys.capacity(); }
     const hbm_dram_config& config() const { return m_sys.config(); }
     // Statistics (bandwidth, efficiency, row-buffer hit rate, latency histograms, command counts, refreshes,
-    // per-bank utilisation). Final once the simulation has ended (end_of_simulation) or after finish().
+    // per-bank utilisation). Final once the simulation has ended (end_of_simulation) or after finish(), which
+    // stops the model (requests still in flight are not completed).
     stats::group& stats() { return m_sys.stats(); }
     void finish();
 

@@ -183,8 +183,10 @@ void dram_system::submit(uint64_t tag, bool write, uint64_t addr, uint64_t size,
 
 void dram_system::touch(uint32_t p) {
     if (!m_ordered) return;
-    ++m_version[p];
     cycle_t t = m_pcs[p]->next_event();
+    if (t == m_heap_t[p]) return;  // the entry in the heap is still right
+    ++m_version[p];
+    m_heap_t[p] = t;
     if (t != NEVER) m_pc_heap.push(pc_event{t, p, m_version[p]});
 }
 
@@ -192,6 +194,7 @@ cycle_t dram_system::next_completion() {
     if (!m_ordered) {
         m_ordered = true;
         m_version.assign(m_pcs.size(), 0);
+        m_heap_t.assign(m_pcs.size(), NEVER);
         for (uint32_t p : m_active) touch(p);
     }
     while (true) {
@@ -205,6 +208,7 @@ cycle_t dram_system::next_completion() {
         // Every completion not yet known comes from a command at or after e.t.
         if (known <= e.t + min_latency) return known;
         m_pc_heap.pop();
+        m_heap_t[e.pc] = NEVER;
         // Commands before min(known, e.t + min_latency) precede every completion not yet known, so any future
         // arrival (which waits for a completion) comes after them.
         pump(e.pc, std::min(known, e.t + min_latency));
@@ -260,8 +264,8 @@ cycle_t dram_system::next_event() {
 
 void dram_system::drain() { advance(NEVER); }
 
-void dram_system::finish(cycle_t end) {
-    drain();
+void dram_system::finish(cycle_t end, bool drain_first) {
+    if (drain_first) drain();
     end = std::max({end, m_last_done, m_clock});
     if (end == NEVER) end = m_last_done;
     for (auto& p : m_pcs) {

@@ -71,9 +71,10 @@ public:
     cycle_t next_event();
     // Runs until every submitted transaction has completed.
     void drain();
-    // Ends a run: brings every pseudo-channel to `end` (at least the last completion; refreshes of idle time are
-    // simulated) and closes the bank-open accounting. Statistics are final after this.
-    void finish(cycle_t end = 0);
+    // Ends a run: with `drain`, first completes every submitted transaction; then brings every pseudo-channel to
+    // `end` (at least the last completion; refreshes of idle time are simulated) and closes the bank-open
+    // accounting. Statistics are final after this.
+    void finish(cycle_t end = 0, bool drain = true);
 
     uint64_t outstanding() const { return m_outstanding; }
     cycle_t latest_arrival() const { return m_clock; }
@@ -129,6 +130,7 @@ private:
     };
     bool m_ordered = false;
     std::vector<uint64_t> m_version;
+    std::vector<cycle_t> m_heap_t;  // time of each pseudo-channel's valid heap entry (NEVER: none)
     std::priority_queue<pc_event, std::vector<pc_event>, std::greater<pc_event>> m_pc_heap;
     std::priority_queue<cycle_t, std::vector<cycle_t>, std::greater<cycle_t>> m_done_heap;
     sink* m_sink = nullptr;

@@ -47,6 +47,12 @@ public:
         for (unsigned w = 0; w < m_w.size(); ++w) m_w[w] &= o.m_w[w];
         return *this;
     }
+    bank_set operator|(const bank_set& o) const {
+        bank_set r;
+        for (unsigned w = 0; w < m_w.size(); ++w) r.m_w[w] = m_w[w] | o.m_w[w];
+        return r;
+    }
+    bool any() const { return (m_w[0] | m_w[1] | m_w[2] | m_w[3]) != 0; }
     bank_set& operator-=(const bank_set& o) {
         for (unsigned w = 0; w < m_w.size(); ++w) m_w[w] &= ~o.m_w[w];
         return *this;

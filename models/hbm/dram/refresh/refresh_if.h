@@ -71,7 +71,7 @@ private:
     cycle_t m_trefi, m_offset;
     uint32_t m_banks;
     uint64_t m_k = 1;  // index of the next refresh on the grid
-    std::vector<uint8_t> m_done;
+    bank_set m_todo;  // banks not yet refreshed in this round
     uint32_t m_left;
     cycle_t m_due;
 };
