@@ -1,6 +1,6 @@
 // Prints the HBM model figures of docs/hbm.md: efficiency and read latency for the standard access patterns, the
 // closed-page random-read analytic bound, and simulation speed. Each row names the equivalent `trnsim hbm` command.
-//   hbm_bench [--memspec hbm3] [--requests 1000000] [--config-dir DIR]
+//   hbm_bench [--memspec hbm3] [--requests 1000000] [--queue-depth 32] [--config-dir DIR]
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -29,20 +29,23 @@ double closed_random_bound(const hbm::memspec& m) {
 
 int main(int argc, char** argv) {
     std::string memspec = "hbm3", dir = tb::default_hbm_config_dir();
-    uint64_t n = 1000000;
+    uint64_t n = 1000000, depth = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!std::strcmp(argv[i], "--memspec")) memspec = argv[i + 1];
         else if (!std::strcmp(argv[i], "--requests")) n = std::stoull(argv[i + 1]);
         else if (!std::strcmp(argv[i], "--config-dir")) dir = argv[i + 1];
+        else if (!std::strcmp(argv[i], "--queue-depth")) depth = std::stoull(argv[i + 1]);
         else {
-            std::fprintf(stderr, "usage: hbm_bench [--memspec NAME] [--requests N] [--config-dir DIR]\n");
+            std::fprintf(stderr, "usage: hbm_bench [--memspec NAME] [--requests N] [--queue-depth N] [--config-dir DIR]\n");
             return 2;
         }
     }
     hbm::hbm_dram_config cfg;
     cfg.spec = tb::load_memspec(memspec, dir);
     cfg.ctrl.refresh = cfg.spec.has_per_bank_refresh() ? hbm::refresh_kind::per_bank : hbm::refresh_kind::all_bank;
+    if (depth) cfg.ctrl.read_queue_depth = cfg.ctrl.write_queue_depth = uint32_t(depth);
     hbm::validate_hbm_dram_config(cfg, "hbm_bench");
+    const std::string qopt = depth ? " --queue-depth " + std::to_string(depth) + " --write-queue-depth " + std::to_string(depth) : "";
     const uint64_t cap = cfg.spec.stack_bytes();
 
     std::printf("%s, 1 stack, %u pseudo-channels, peak %.1f GB/s, %s, %s page, %s refresh, queues %u/%u, mapping %s\n",
@@ -72,12 +75,12 @@ int main(int argc, char** argv) {
         auto reqs = tb::make_hbm_pattern(p, cap);
         auto res = tb::run_hbm_requests(cfg, reqs);
         bool reads = res.reads > 0;
-        std::printf("| %s | %.1f %% | %.1f | %s | %s | %s | %.1f %% | %.2f | `trnsim hbm --memspec %s %s --requests %llu` |\n",
+        std::printf("| %s | %.1f %% | %.1f | %s | %s | %s | %.1f %% | %.2f | `trnsim hbm --memspec %s %s%s --requests %llu` |\n",
                     r.name, res.efficiency_pct, res.bandwidth_gbps,
                     reads ? std::to_string(int(res.read_avg_ns + 0.5)).c_str() : "-",
                     reads ? std::to_string(int(res.read_p50_ns)).c_str() : "-",
                     reads ? std::to_string(int(res.read_p99_ns)).c_str() : "-", res.row_hit_rate_pct,
-                    res.requests_per_s_cpu / 1e6, memspec.c_str(), r.args, (unsigned long long)n);
+                    res.requests_per_s_cpu / 1e6, memspec.c_str(), r.args, qopt.c_str(), (unsigned long long)n);
         std::fflush(stdout);
     }
 
