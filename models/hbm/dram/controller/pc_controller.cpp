@@ -1,0 +1,308 @@
+#include "models/hbm/dram/controller/pc_controller.h"
+
+#include <stdexcept>
+
+namespace trnsim::hbm {
+
+namespace {
+constexpr int32_t FOR_REFRESH = -2;  // command issued on behalf of a due refresh
+constexpr uint64_t NO_TAG = ~uint64_t(0);
+} // namespace
+
+pc_controller::pc_controller(const memspec& m, const controller_config& cfg, uint32_t index, cycle_t refresh_offset)
+    : m_spec(m), m_cfg(cfg), m_index(index), m_banks(m.banks_per_pc()), m_sched(make_scheduler(cfg.scheduler)),
+      m_page(make_page_policy(cfg.page_policy)), m_refresh(make_refresh(cfg.refresh, m, refresh_offset)),
+      m_ref_kind(m_refresh->kind()), m_chk(m),
+      m_fsm(m.banks_per_pc()), m_q(m.banks_per_pc(), cfg.read_queue_depth, cfg.write_queue_depth),
+      m_req(m_banks, -1), m_cmd(m_banks, command::ACT), m_cls(m_banks, NO_CLASS), m_rank(m_banks, 0),
+      m_elocal(m_banks, LONG_AGO), m_open_since(m_banks, 0), m_last_use(m_banks, LONG_AGO) {
+    if (cfg.read_queue_depth < 1 || cfg.write_queue_depth < 1) throw std::invalid_argument("queue depths must be >= 1");
+    m_cnt.bank_open_cycles.assign(m_banks, 0);
+    m_dirty.set_all(m_banks);
+}
+
+bool pc_controller::would_switch_direction() const {
+    uint32_t rq = m_q.count(READ), wq = m_q.count(WRITE);
+    if (m_dir == READ) return wq > 0 && (wq >= m_cfg.write_high_watermark || rq == 0);
+    return wq == 0 || (rq > 0 && wq <= m_cfg.write_low_watermark);
+}
+
+void pc_controller::update_direction() {
+    if (!would_switch_direction()) return;
+    uint32_t rq = m_q.count(READ), wq = m_q.count(WRITE);
+    if (m_dir == WRITE && wq == 0 && rq == 0) return;  // nothing queued: stay
+    m_dir = m_dir == READ ? WRITE : READ;
+    m_dirty.set_all(m_banks);
+}
+
+void pc_controller::enqueue(uint64_t tag, bool write, uint32_t bank, uint32_t row, uint32_t column, cycle_t arrival) {
+    if (arrival > m_now) advance(arrival);
+    if (arrival < m_now) arrival = m_now;
+    if (m_q.full(write ? WRITE : READ)) throw std::logic_error("pc_controller::enqueue: queue full");
+    burst_request r;
+    r.tag = tag;
+    r.arrival = arrival;
+    r.row = row;
+    r.column = column;
+    r.bank = uint16_t(bank);
+    r.write = write;
+    m_q.push(r);
+    if (!m_next_valid || would_switch_direction() || (m_ref_active && (m_ref_kind == command::REFAB || bank == m_ref_bank))) {
+        m_dirty.set(bank);
+        m_next_valid = false;
+        return;
+    }
+    if ((write ? WRITE : READ) != m_dir) return;  // no effect on the current candidates
+    // Keep the cached next-event time: it can only move earlier, to this bank's (possibly new) candidate.
+    compute_candidate(bank);
+    m_dirty.clear(bank);
+    if (m_cls[bank] != NO_CLASS) {
+        cycle_t e = std::max({m_elocal[bank], m_chk.pc_bound(timing_checker::cls(m_cls[bank])), m_now});
+        if (e < m_next) m_next = e;
+    }
+}
+
+void pc_controller::activate_refresh() {
+    m_ref_active = true;
+    if (m_ref_kind == command::REFPB) {
+        m_ref_bank = m_refresh->choose_bank(m_fsm, m_q, m_last_use, m_now);
+        m_dirty.set(m_ref_bank);
+    } else {
+        m_dirty.set_all(m_banks);
+    }
+}
+
+void pc_controller::class_remove(uint32_t b) {
+    if (m_cls[b] == NO_CLASS) return;
+    auto& v = m_by_class[m_cls[b]];
+    const uint64_t key = (m_rank[b] << 8) | b;
+    size_t n = v.size(), i = 0;
+    while (i < n && v[i] != key) ++i;
+    for (; i + 1 < n; ++i) v[i] = v[i + 1];
+    v.pop_back();
+    m_cls[b] = NO_CLASS;
+}
+
+void pc_controller::class_insert(uint32_t b) {
+    auto& v = m_by_class[m_cls[b]];
+    const uint64_t key = (m_rank[b] << 8) | b;
+    v.push_back(key);
+    size_t i = v.size() - 1;
+    for (; i > 0 && v[i - 1] > key; --i) v[i] = v[i - 1];
+    v[i] = key;
+}
+
+void pc_controller::compute_candidate(uint32_t b) {
+    uint8_t cls = NO_CLASS;
+    uint64_t rank = 0;
+    command cmd = command::ACT;
+    int32_t req = -1;
+    if (m_ref_active && (m_ref_kind == command::REFAB || b == m_ref_bank)) {
+        // A due refresh owns the bank: close it, then (per-bank) refresh it. Ranks first.
+        if (m_fsm.is_open(b)) cmd = command::PRE, req = FOR_REFRESH;
+        else if (m_ref_kind == command::REFPB) cmd = command::REFPB, req = FOR_REFRESH;
+        // else: closed, waiting for the all-bank refresh
+    } else if (m_q.in_bank(m_dir, b) > 0) {
+        int64_t open = m_fsm.open_row(b);
+        req = m_sched->pick(m_q, m_dir, b, open);
+        const burst_request& r = m_q.at(req);
+        bool column = open == int64_t(r.row);
+        cmd = open < 0 ? command::ACT : column ? (r.write ? command::WR : command::RD) : command::PRE;
+        rank = 1 + m_sched->rank(r, column);
+    }
+    if (req != -1) cls = uint8_t(timing_checker::class_of(cmd));
+    if (cls != m_cls[b] || rank != m_rank[b]) {  // move it in the class lists
+        class_remove(b);
+        m_cls[b] = cls;
+        m_rank[b] = rank;
+        if (cls != NO_CLASS) class_insert(b);
+    }
+    m_req[b] = req;
+    m_cmd[b] = cmd;
+    compute_local(b);
+}
+
+bool pc_controller::step(cycle_t limit, int stop_dir, bool& stopped) {
+    if (m_next_valid && m_next >= limit) {  // nothing changed since the last look: skip the scan
+        if (limit != NEVER && limit > m_now) m_now = limit;
+        return false;
+    }
+    update_direction();
+    if (!m_ref_active && m_refresh->next_due() <= m_now) activate_refresh();
+
+    // Bring the candidates of changed banks up to date.
+    const bool refab_due = m_ref_active && m_ref_kind == command::REFAB;
+    m_dirty.for_each([&](uint32_t b) { compute_candidate(b); });
+    m_dirty.clear_all();
+
+    // Earliest legal cycle of a candidate = max(bank/group bound, pseudo-channel bound of its class, now). Per class,
+    // walk the banks best rank first: the first one whose bank/group bound is within the class bound wins the class
+    // (at the class bound); otherwise the class's earliest bank/group bound does. Then the earliest class wins, ties
+    // going to the better rank.
+    uint64_t best_e = uint64_t(NEVER), best_key = ~uint64_t(0);
+    const cycle_t* el = m_elocal.data();
+    for (unsigned k = 0; k < timing_checker::NUM_CLS; ++k) {
+        const auto& v = m_by_class[k];
+        if (v.empty()) continue;
+        const uint64_t p = uint64_t(std::max(m_chk.pc_bound(timing_checker::cls(k)), m_now));
+        uint64_t ce = uint64_t(NEVER), ckey = ~uint64_t(0);
+        for (uint64_t key : v) {
+            uint64_t l = uint64_t(el[key & 0xff]);
+            if (l <= p) {
+                ce = p;
+                ckey = key;
+                break;
+            }
+            if (l < ce) {  // keys are in rank order: the first of equal bounds has the better rank
+                ce = l;
+                ckey = key;
+            }
+        }
+        if (ce < best_e || (ce == best_e && ckey < best_key)) {
+            best_e = ce;
+            best_key = ckey;
+        }
+    }
+    cycle_t best_t = cycle_t(best_e);
+    bool have = best_t < NEVER;
+    uint32_t best_bank = uint32_t(best_key & 0xff);
+
+    bool refab = false;
+    if (refab_due && m_fsm.open_count() == 0) {
+        cycle_t e = std::max(m_chk.pc_bound(timing_checker::C_REFAB), m_now);
+        if (!have || e < best_t) {
+            best_t = e;
+            have = refab = true;
+        }
+    }
+
+    cycle_t t_evt = m_ref_active ? NEVER : m_refresh->next_due();
+    if (t_evt != NEVER && t_evt <= best_t) {
+        // The next thing to happen is a refresh falling due.
+        if (t_evt >= limit) {
+            m_next = t_evt;
+            m_next_valid = true;
+            if (limit != NEVER && limit > m_now) m_now = limit;
+            return false;
+        }
+        if (t_evt > m_now) m_now = t_evt;
+        activate_refresh();
+        return true;
+    }
+    if (!have || best_t >= limit) {
+        m_next = have ? best_t : NEVER;
+        m_next_valid = true;
+        if (limit != NEVER && limit > m_now) m_now = limit;
+        return false;
+    }
+    if (refab) {
+        issue(0, FOR_REFRESH, command::REFAB, best_t);
+        return true;
+    }
+    command cmd = m_cmd[best_bank];
+    int32_t req = m_req[best_bank];
+    bool column = is_column(cmd);
+    bool wr = column && m_q.at(req).write;
+    issue(best_bank, req, cmd, best_t);
+    if (column && (stop_dir == STOP_ANY || (stop_dir >= 0 && unsigned(stop_dir) == (wr ? WRITE : READ)))) stopped = true;
+    return true;
+}
+
+void pc_controller::bank_closed(uint32_t b, cycle_t at) {
+    if (at > m_open_since[b]) m_cnt.bank_open_cycles[b] += uint64_t(at - m_open_since[b]);
+    m_open_since[b] = at;
+}
+
+void pc_controller::issue(uint32_t b, int32_t req, command cmd, cycle_t t) {
+    m_now = t;
+    m_next_valid = false;
+    uint64_t tag = NO_TAG;
+    uint32_t row = 0, col = 0;
+    switch (cmd) {
+    case command::ACT: {
+        burst_request& r = m_q.at(req);
+        r.flags |= burst_request::ACTIVATED;
+        tag = r.tag;
+        row = r.row;
+        m_chk.issue(cmd, b, t);
+        m_fsm.apply(cmd, b, r.row);
+        m_open_since[b] = t;
+        m_last_use[b] = t;
+        break;
+    }
+    case command::PRE:
+        if (req >= 0) {
+            m_q.at(req).flags |= burst_request::CONFLICTED;
+            tag = m_q.at(req).tag;
+        }
+        m_chk.issue(cmd, b, t);
+        m_fsm.apply(cmd, b);
+        bank_closed(b, t);
+        break;
+    case command::RD:
+    case command::WR: {
+        const burst_request r = m_q.at(req);
+        bool ap = m_page->auto_precharge(m_q, b, r.row, req);
+        if (ap) cmd = r.write ? command::WRA : command::RDA;
+        tag = r.tag;
+        row = r.row;
+        col = r.column;
+        m_chk.issue(cmd, b, t);
+        if (r.flags & burst_request::CONFLICTED) ++m_cnt.row_conflicts;
+        else if (r.flags & burst_request::ACTIVATED) ++m_cnt.row_misses;
+        else ++m_cnt.row_hits;
+        if (r.write) ++m_cnt.write_bursts;
+        else ++m_cnt.read_bursts;
+        m_q.remove(req);
+        m_last_use[b] = t;
+        if (ap) {
+            m_fsm.apply(cmd, b);
+            bank_closed(b, m_chk.auto_precharge_at(b));
+        }
+        cycle_t done = t + (r.write ? m_spec.tWL : m_spec.tRL) + m_spec.burst_cycles();
+        if (m_listener) m_listener->burst_done(r.tag, r.write, r.arrival, done);
+        break;
+    }
+    case command::REFPB:
+        m_chk.issue(cmd, b, t);
+        m_refresh->issued(t, b);
+        m_ref_active = false;
+        break;
+    case command::REFAB:
+        m_chk.issue(cmd, 0, t);
+        m_refresh->issued(t, 0);
+        m_ref_active = false;
+        m_dirty.set_all(m_banks);
+        break;
+    default: break;
+    }
+    ++m_cnt.commands[unsigned(cmd)];
+    m_dirty.set(b);
+    // Commands change group-level bounds: refresh the cached bank/group bound of the other banks of the group.
+    uint32_t g0 = m_chk.bank_group_of(b) * m_spec.banks_per_group;
+    for (uint32_t o = g0; o < g0 + m_spec.banks_per_group; ++o)
+        if (o != b && m_cls[o] != NO_CLASS) compute_local(o);
+    if (m_observer) m_observer(command_record{m_index, t, cmd, b, row, col, tag});
+}
+
+cycle_t pc_controller::advance(cycle_t limit, int stop_dir) {
+    m_stopped = false;
+    while (true) {
+        if (limit == NEVER && m_q.total() == 0) break;
+        if (!step(limit, stop_dir, m_stopped) || m_stopped) break;
+    }
+    return m_now;
+}
+
+cycle_t pc_controller::next_event() {
+    if (m_q.total() == 0) return NEVER;
+    if (!m_next_valid) advance(m_now);
+    return m_next;
+}
+
+void pc_controller::close_accounting(cycle_t end) {
+    for (uint32_t b = 0; b < m_banks; ++b)
+        if (m_fsm.is_open(b)) bank_closed(b, end);
+}
+
+} // namespace trnsim::hbm
