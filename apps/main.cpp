@@ -17,6 +17,7 @@
 #include "platforms/config/platform_config.h"
 #include "platforms/single_chip/factories.h"
 #include "testbench/gemm/gemm_run.h"
+#include "testbench/hbm_trace.h"
 
 using namespace trnsim;
 
@@ -29,6 +30,7 @@ commands:
   sweep     run a design-space sweep (parallel processes, Slurm or GNU parallel), collect its results
   plot      roofline | pareto | utilisation plots (PNG, SVG) of runs, sweeps and timelines (apps/trnsim_plot.py)
   list      list presets and workloads
+  hbm       drive the HBM DRAM model from a trace or a synthetic pattern (trnsim hbm --help)
   help      this text
 
 trnsim run [--preset NAME | --config FILE] [--set key.path=value ...] [--workload gemm]
@@ -122,6 +124,7 @@ int sc_main(int argc, char** argv) {
             std::cout << USAGE << app::SWEEP_USAGE;
             return argc > 1 ? 0 : 2;
         }
+        if (cmd == "hbm") return tb::hbm_trace_main(argc - 1, argv + 1);
         if (cmd == "list") return cmd_list(app::args(argc, argv, 2, {"config-dir"}, {}));
         if (cmd == "run")
             return cmd_run(app::args(argc, argv, 2,

@@ -1,9 +1,12 @@
 // Validated runtime configuration of a chip's HBM subsystem (first-cut bandwidth/latency model).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace trnsim::hbm {
+
+struct hbm_dram_config;
 
 struct hbm_config {
     std::string model = "simple";     // "simple" (this model) or "dram" (detailed DRAM timing, models/hbm/dram)
@@ -17,6 +20,9 @@ struct hbm_config {
                                       // so power-of-two strides do not camp on a few channels
     std::string memspec;              // for model = "dram": memspec preset name
     bool functional = true;           // false: timing only, no data stored or returned
+    // model = "dram": the detailed model's validated config (memspec, mapping, scheduler, ...); capacity_bytes and
+    // bandwidth_gbps are then derived from it.
+    std::shared_ptr<const hbm_dram_config> dram;
     uint32_t channels() const { return stacks * channels_per_stack; }
 };
 

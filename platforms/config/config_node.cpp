@@ -17,6 +17,12 @@ const nlohmann::json& node::empty_object() {
 node::node(const nlohmann::json* j, std::string path, std::string source)
     : m_json(j), m_path(std::move(path)), m_source(std::move(source)), m_used(std::make_shared<std::set<std::string>>()) {}
 
+node node::at(const nlohmann::json& j, std::string path, std::string source) {
+    node n(&j, std::move(path), std::move(source));
+    if (!j.is_object()) throw config_error(n.m_path + ": expected an object, got " + type_name(j));
+    return n;
+}
+
 node node::root(const nlohmann::json& j, std::string source) {
     node n(&j, "", std::move(source));
     if (!j.is_object()) throw config_error(n.m_source + ": the top level must be a JSON object, not " + type_name(j));

@@ -25,6 +25,11 @@ class node {
 public:
     // The whole document; `source` names it in messages (a file name or "--set").
     static node root(const nlohmann::json& j, std::string source);
+    // An object read as if it stood at key path `path` (for sub-documents assembled by a parser).
+    static node at(const nlohmann::json& j, std::string path, std::string source);
+    // The JSON object this node reads.
+    const nlohmann::json& raw() const { return *m_json; }
+    const std::string& source() const { return m_source; }
 
     const std::string& path() const { return m_path; }
     std::string key_path(const std::string& key) const { return m_path.empty() ? key : m_path + "." + key; }

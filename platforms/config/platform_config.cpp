@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "models/hbm/dram/hbm_dram_config.h"
 #include "models/numerics/dtype.h"
 
 #ifndef TRNSIM_CONFIG_DIR
@@ -58,9 +59,38 @@ dma::dma_config parse_dma(const node& n) {
     return c;
 }
 
+// model = "dram": every key but the simple model's goes to the DRAM model's parser (which rejects unknown ones);
+// "memspec": "hbm3" names configs/memspecs/hbm3.json.
+void parse_hbm_dram(const node& n, hbm::hbm_config& c) {
+    nlohmann::json d = n.raw();
+    for (const char* k : {"model", "channels_per_stack", "capacity_gib", "bandwidth_gbps", "latency_ns", "interleave_bytes",
+                          "channel_hash"})
+        d.erase(k);
+    if (d.contains("memspec") && d["memspec"].is_string()) {
+        std::string name = d["memspec"].get<std::string>();
+        std::string file = default_config_dir() + "/memspecs/" + name + ".json";
+        if (!std::filesystem::exists(file)) {
+            std::string known;
+            for (auto& s : list_presets(default_config_dir() + "/memspecs")) known += (known.empty() ? "" : ", ") + s;
+            n.fail("memspec", "unknown memspec '" + name + "' (known: " + known + ")");
+        }
+        d["memspec"] = config::load_json_file(file);
+    }
+    auto dram = std::make_shared<hbm::hbm_dram_config>(hbm::parse_hbm_dram_config(node::at(d, n.path(), n.source())));
+    c.stacks = dram->stacks;
+    c.channels_per_stack = dram->spec.pcs_per_stack();
+    c.capacity_bytes = dram->spec.stack_bytes() * dram->stacks;
+    c.bandwidth_gbps = dram->spec.pc_peak_gbps() * dram->spec.pcs_per_stack() * dram->stacks;
+    c.dram = std::move(dram);
+}
+
 hbm::hbm_config parse_hbm(const node& n) {
     hbm::hbm_config c;
     c.model = n.get_choice("model", c.model, {"simple", "dram"});
+    if (c.model == "dram") {
+        parse_hbm_dram(n, c);
+        return c;
+    }
     c.stacks = uint32_t(n.get_uint("stacks", c.stacks, 1, 64));
     c.channels_per_stack = uint32_t(n.get_uint("channels_per_stack", c.channels_per_stack, 1, 256));
     c.capacity_bytes = uint64_t(n.get_double("capacity_gib", double(c.capacity_bytes) / double(GiB), 1.0 / 1024, 65536) * double(GiB));

@@ -1,5 +1,6 @@
 #include "platforms/single_chip/factories.h"
 
+#include "models/hbm/hbm_dram.h"
 #include "models/hbm/hbm_simple.h"
 #include "models/tensor_engine/te_backend_model.h"
 #include "platforms/config/config_node.h"
@@ -27,6 +28,13 @@ hbm_handle make_hbm(const std::string& name, const hbm::hbm_config& cfg) {
     hbm_handle h;
     if (cfg.model == "simple") {
         auto m = std::make_unique<hbm::hbm_simple>(name.c_str(), cfg);
+        h.in = &m->in;
+        h.stats = &m->stats();
+        h.module = std::move(m);
+        return h;
+    }
+    if (cfg.model == "dram" && cfg.dram) {
+        auto m = std::make_unique<hbm::hbm_dram>(name.c_str(), *cfg.dram);
         h.in = &m->in;
         h.stats = &m->stats();
         h.module = std::move(m);
