@@ -12,33 +12,32 @@ package me_fp;
     return is_nan(a[30:0]) ? CANONICAL_NAN : a;
   endfunction
 
-  // Leading zeros of a 48-bit value (48 when zero).
+  // Leading zeros of a 48-bit value (48 when zero), as a binary search over a 64-bit left-aligned copy.
   function automatic logic [5:0] lzc48(input logic [47:0] v);
+    logic [63:0] x;
     logic [5:0] n;
-    logic found;
-    n = 6'd48;
-    found = 1'b0;
-    for (int i = 47; i >= 0; i--) begin
-      if (!found && v[i]) begin
-        n = 6'(47 - i);
-        found = 1'b1;
-      end
-    end
+    x = {v, 16'hFFFF};  // the sentinel ones stop the count at 48
+    n = 6'd0;
+    if (x[63:32] == 32'd0) begin n = n + 6'd32; x = x << 32; end
+    if (x[63:48] == 16'd0) begin n = n + 6'd16; x = x << 16; end
+    if (x[63:56] == 8'd0)  begin n = n + 6'd8;  x = x << 8;  end
+    if (x[63:60] == 4'd0)  begin n = n + 6'd4;  x = x << 4;  end
+    if (x[63:62] == 2'd0)  begin n = n + 6'd2;  x = x << 2;  end
+    if (x[63] == 1'b0)     begin n = n + 6'd1; end
     return n;
   endfunction
 
   // Leading zeros of a 27-bit value (27 when zero).
   function automatic logic [4:0] lzc27(input logic [26:0] v);
+    logic [31:0] x;
     logic [4:0] n;
-    logic found;
-    n = 5'd27;
-    found = 1'b0;
-    for (int i = 26; i >= 0; i--) begin
-      if (!found && v[i]) begin
-        n = 5'(26 - i);
-        found = 1'b1;
-      end
-    end
+    x = {v, 5'b11111};
+    n = 5'd0;
+    if (x[31:16] == 16'd0) begin n = n + 5'd16; x = x << 16; end
+    if (x[31:24] == 8'd0)  begin n = n + 5'd8;  x = x << 8;  end
+    if (x[31:28] == 4'd0)  begin n = n + 5'd4;  x = x << 4;  end
+    if (x[31:30] == 2'd0)  begin n = n + 5'd2;  x = x << 2;  end
+    if (x[31] == 1'b0)     begin n = n + 5'd1; end
     return n;
   endfunction
 
@@ -119,7 +118,6 @@ package me_fp;
     logic [5:0] lz;
     logic signed [10:0] ea, eb, e, ls;
     logic [46:0] sig;  // significand below the hidden position (bit 47)
-    logic [94:0] ext;
     logic [6:0] rs;
     logic sticky, rnd;
     logic [7:0] ef;
@@ -154,10 +152,9 @@ package me_fp;
       if (ls >= 11'sd0) begin
         sig = 47'(p << ls[5:0]);
       end else begin
-        rs = (ls < -11'sd48) ? 7'd48 : 7'(-ls);
-        ext = 95'({p, 48'd0} >> rs);             // rs >= 1: the top bit is always 0
-        sig = ext[94:48];
-        sticky = ext[47:0] != 48'd0;
+        rs = (ls < -11'sd48) ? 7'd48 : 7'(-ls);   // 1..48; the top bit of p >> rs is always 0
+        sig = 47'(p >> rs);
+        sticky = (p & ((48'd1 << rs) - 48'd1)) != 48'd0;
       end
     end
     sticky = sticky | (sig[22:0] != 23'd0);
