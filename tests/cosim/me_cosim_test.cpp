@@ -9,6 +9,7 @@
 //   --mode gaps    random operand-ready cycles (isolated tiles, partial overlaps)
 //   --mode stall   random input bubbles and output back-pressure: results checked, timing not
 //   --seed S --tiles N
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -68,7 +69,7 @@ int main(int argc, char** argv) {
     for (uint32_t i = 0; i < ntiles; i++) {
         tile t = stim.random_tile(types, ROWS, COLS, N_MAX, MIN_II, LS);
         if (mode == "gaps" && i > 0 && !stim.chance(0.3))
-            ready += stim.uniform(0, 2 * uint32_t(timing.weight_load_cycles(t.type, t.k) +
+            ready += stim.uniform(0, 3 * uint32_t(timing.weight_load_cycles(t.type, t.k) +
                                                   timing.stream_cycles(t.type, t.n) + timing.drain_cycles()));
         t.ready = ready;
         expect.push_back(timing.schedule(t.type, t.k, t.n, t.ready));
@@ -101,6 +102,7 @@ int main(int argc, char** argv) {
     uint64_t limit = 1000;
     for (const auto& e : expect) limit = std::max(limit, e.done * 4 + 10000);
 
+    const auto t0 = std::chrono::steady_clock::now();
     while (ot < ntiles && cycle < limit && errors < 20) {
         top.clk = 0;
         // command: tile ct once its operands are ready and the previous tile's weights are all sent
@@ -182,8 +184,10 @@ int main(int argc, char** argv) {
                      tiles[i].ready, g.load_start, g.stream_start, g.done, e.load_start, e.stream_start, e.done);
         }
     }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     top.final();
-    std::printf("me_cosim: %s: %zu tiles, %" PRIu64 " output beats, %" PRIu64 " cycles, %" PRIu64 " errors\n",
-                errors ? "FAILED" : "passed", ot, beats, cycle, errors);
+    std::printf("me_cosim: %s: %zu tiles, %" PRIu64 " output beats, %" PRIu64 " cycles in %.2f s (%.0f cycles/s), %"
+                PRIu64 " errors\n", errors ? "FAILED" : "passed", ot, beats, cycle, secs, double(cycle) / secs,
+                errors);
     return errors ? 1 : 0;
 }

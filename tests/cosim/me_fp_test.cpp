@@ -10,6 +10,9 @@
 #include "verilated.h"
 
 #include "tests/cosim/me_golden.h"
+#if ME_HAVE_NUMERICS
+#include "models/numerics/dtype.h"
+#endif
 
 using namespace trnsim::cosim;
 
@@ -71,6 +74,14 @@ int main(int argc, char** argv) {
             // Decoded NaNs may keep a payload (BF16); the array canonicalizes its outputs.
             bool ok = std::isnan(want) ? std::isnan(u2f(tb.dec)) : tb.dec == f2u(want);
             if (!ok) report(type_name(t), raw, 0, tb.dec, f2u(want));
+#if ME_HAVE_NUMERICS
+            // ... and the same bits as the project's numerics (models/numerics), NaNs up to the payload
+            float lib = 0.0f;
+            const uint8_t b[2] = {uint8_t(raw), uint8_t(raw >> 8)};
+            trnsim::numerics::decode(t, b, &lib, 1);
+            bool same = std::isnan(lib) ? std::isnan(u2f(tb.dec)) : tb.dec == f2u(lib);
+            if (!same) report("numerics::decode", raw, uint32_t(t), tb.dec, f2u(lib));
+#endif
         }
     }
 
