@@ -1,0 +1,36 @@
+// Tensor Engine compute back end running the Verilated matrix engine RTL (rtl/matrix_engine).
+//
+// Owns the engine clock (te_config::clock_ghz), the Verilated model of the configured rows x cols (one of the
+// sizes built, TRNSIM_RTL_SIZES) and its transactor (testbench/rtl_adapter), which turns each te_job into pin
+// activity and fills job.out and the cycle stamps. Cycle 0 starts at simulation time 0. Built into trnsim_rtl.
+#pragma once
+#include <memory>
+
+#include <systemc>
+
+#include "models/tensor_engine/te_config.h"
+#include "models/tensor_engine/te_job.h"
+
+namespace trnsim::rtl { class me_rtl_adapter_if; }
+
+namespace trnsim::te {
+
+class te_backend_rtl : public sc_core::sc_module, public te_backend_if {
+public:
+    te_backend_rtl(const sc_core::sc_module_name& name, const te_config& cfg);
+    ~te_backend_rtl() override;
+
+    // Blocks (waits) while the RTL cannot accept the job's command; see te_backend_if.
+    void submit(te_job&& job) override;
+
+    uint64_t cycles() const;  // RTL clock cycles simulated so far
+
+private:
+    void start_of_simulation() override;
+
+    const te_config& m_cfg;
+    sc_core::sc_clock m_clk;
+    std::unique_ptr<rtl::me_rtl_adapter_if> m_rtl;
+};
+
+} // namespace trnsim::te
