@@ -28,6 +28,7 @@ struct te_config {
     bool fp8_double_row = false;             // FP8: two MACs per PE per moving column (K up to 2*rows)
     te_impl impl = te_impl::tlm;
     std::string wave_file;                   // RTL waveform (.fst/.vcd); empty = off
+    bool functional = true;                  // false: timing only (no arithmetic; results are zeros)
 };
 
 } // namespace trnsim::te

@@ -1,0 +1,70 @@
+#include "apps/args.h"
+
+#include <cerrno>
+#include <cstdlib>
+
+namespace trnsim::app {
+
+args::args(int argc, char** argv, int first, const std::set<std::string>& known, const std::set<std::string>& flags,
+           const std::set<std::string>& multi) {
+    for (int i = first; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a.rfind("--", 0) != 0) {
+            m_pos.push_back(a);
+            continue;
+        }
+        std::string key = a.substr(2), value;
+        bool inline_value = false;
+        if (auto eq = key.find('='); eq != std::string::npos) {
+            value = key.substr(eq + 1);
+            key = key.substr(0, eq);
+            inline_value = true;
+        }
+        if (!known.count(key) && !flags.count(key)) throw usage_error("unknown option --" + key);
+        if (flags.count(key)) {
+            if (inline_value) throw usage_error("option --" + key + " takes no value");
+            m_values[key].push_back("1");
+            continue;
+        }
+        if (!inline_value) {
+            if (i + 1 >= argc) throw usage_error("option --" + key + " needs a value");
+            value = argv[++i];
+        }
+        if (m_values.count(key) && !multi.count(key)) throw usage_error("option --" + key + " given twice");
+        m_values[key].push_back(value);
+    }
+}
+
+std::string args::str(const std::string& k, const std::string& def) const {
+    auto it = m_values.find(k);
+    return it == m_values.end() ? def : it->second.back();
+}
+
+uint64_t args::u64(const std::string& k, uint64_t def) const {
+    auto it = m_values.find(k);
+    if (it == m_values.end()) return def;
+    const std::string& s = it->second.back();
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long v = std::strtoull(s.c_str(), &end, 0);
+    if (s.empty() || *end || errno || s[0] == '-') throw usage_error("option --" + k + ": '" + s + "' is not a non-negative whole number");
+    return v;
+}
+
+double args::num(const std::string& k, double def) const {
+    auto it = m_values.find(k);
+    if (it == m_values.end()) return def;
+    const std::string& s = it->second.back();
+    char* end = nullptr;
+    double v = std::strtod(s.c_str(), &end);
+    if (s.empty() || *end) throw usage_error("option --" + k + ": '" + s + "' is not a number");
+    return v;
+}
+
+const std::vector<std::string>& args::list(const std::string& k) const {
+    static const std::vector<std::string> none;
+    auto it = m_values.find(k);
+    return it == m_values.end() ? none : it->second;
+}
+
+} // namespace trnsim::app

@@ -1,0 +1,114 @@
+// trnsim: the command line. Thin: parses options, loads the platform config, calls the testbench drivers.
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include <systemc>
+
+#include "apps/args.h"
+#include "apps/report.h"
+#include "platforms/config/platform_config.h"
+#include "platforms/single_chip/factories.h"
+#include "testbench/gemm/gemm_run.h"
+
+using namespace trnsim;
+
+namespace {
+
+const char* USAGE = R"(usage: trnsim <command> [options]
+
+commands:
+  run       simulate a workload on a platform and print a report
+  list      list presets and workloads
+  help      this text
+
+trnsim run [--preset NAME | --config FILE] [--set key.path=value ...] [--workload gemm]
+           [--m M] [--k K] [--n N] [--dtype fp32|tf32|bf16|fp16|fp8_e4m3|fp8_e5m2] [--seed S]
+           [--no-check] [--stats FILE.json] [--wall-limit SECONDS] [--config-dir DIR] [--quiet]
+  defaults: --preset trn2 --workload gemm --m 1024 --k 1024 --n 1024 --dtype bf16 --seed 1
+)";
+
+platform::platform_config load_cfg(const app::args& a) {
+    std::string dir = a.str("config-dir", platform::default_config_dir());
+    if (a.has("preset") && a.has("config")) throw app::usage_error("give --preset or --config, not both");
+    std::string what = a.has("config") ? a.str("config", "") : a.str("preset", "trn2");
+    return platform::load_platform(what, a.list("set"), dir);
+}
+
+int cmd_list(const app::args& a) {
+    std::string dir = a.str("config-dir", platform::default_config_dir());
+    std::cout << "presets (" << dir << "):\n";
+    for (const auto& p : platform::list_presets(dir)) {
+        std::string desc;
+        try {
+            desc = platform::load_platform(p, {}, dir).description;
+        } catch (const std::exception& e) {
+            desc = std::string("(invalid: ") + e.what() + ")";
+        }
+        std::cout << "  " << p << (desc.empty() ? "" : "  - " + desc) << "\n";
+    }
+    std::cout << "workloads:\n  gemm  - C[MxN] = A[MxK] * B[KxN] (--m --k --n --dtype --seed)\n";
+    std::cout << "tensor engine back ends: tlm" << (platform::rtl_available() ? ", rtl (" + platform::rtl_sizes() + ")" : "")
+              << "\n";
+    return 0;
+}
+
+int cmd_run(const app::args& a) {
+    auto cfg = load_cfg(a);
+    std::string workload = a.str("workload", "gemm");
+    if (workload != "gemm") throw app::usage_error("unknown workload '" + workload + "' (trnsim list shows the workloads)");
+    tb::gemm_spec g;
+    g.m = a.u64("m", g.m);
+    g.k = a.u64("k", g.k);
+    g.n = a.u64("n", g.n);
+    g.seed = a.u64("seed", g.seed);
+    std::string dt = a.str("dtype", "bf16");
+    auto t = numerics::parse_dtype(dt);
+    if (!t) throw app::usage_error("--dtype: unknown type '" + dt + "' (fp32, tf32, bf16, fp16, fp8_e4m3, fp8_e5m2)");
+    g.dtype = *t;
+    tb::gemm_options opt;
+    opt.check = !a.has("no-check");
+    opt.sim.wall_limit_s = a.num("wall-limit", 0);
+    if (a.has("quiet")) opt.sim.progress_after_s = 0;
+    auto r = tb::run_gemm(cfg, g, opt);
+    std::cout << app::format_gemm_report(cfg, r);
+    if (a.has("stats")) app::write_file_atomic(a.str("stats", ""), app::gemm_result_json(cfg, r).dump(2) + "\n");
+    return r.checked && !r.pass ? 1 : 0;
+}
+
+} // namespace
+
+int sc_main(int argc, char** argv) {
+    sc_core::sc_report_handler::set_actions(sc_core::SC_ERROR, sc_core::SC_THROW);
+    sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DISPLAY);
+    std::string cmd = argc > 1 ? argv[1] : "help";
+    try {
+        if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+            std::cout << USAGE;
+            return argc > 1 ? 0 : 2;
+        }
+        if (cmd == "list") return cmd_list(app::args(argc, argv, 2, {"config-dir"}, {}));
+        if (cmd == "run")
+            return cmd_run(app::args(argc, argv, 2,
+                                     {"preset", "config", "set", "workload", "m", "k", "n", "dtype", "seed", "stats",
+                                      "wall-limit", "config-dir"},
+                                     {"no-check", "quiet"}, {"set"}));
+        std::cerr << "trnsim: unknown command '" << cmd << "'\n" << USAGE;
+        return 2;
+    } catch (const app::usage_error& e) {
+        std::cerr << "trnsim " << cmd << ": " << e.what() << "\n";
+        return 2;
+    } catch (const sc_core::sc_report& e) {
+        std::cerr << "trnsim " << cmd << ": simulation error: " << e.what() << "\n";
+        return 3;
+    } catch (const std::exception& e) {
+        std::cerr << "trnsim " << cmd << ": error: " << e.what() << "\n";
+        return 1;
+    }
+}
+
+// Our own entry point, so the SystemC banner can be switched off before the kernel prints it.
+int main(int argc, char** argv) {
+    setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+    return sc_core::sc_elab_and_sim(argc, argv);
+}

@@ -1,0 +1,115 @@
+#include "apps/report.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace trnsim::app {
+
+namespace {
+std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
+std::string fmt(const char* f, ...) {
+    char buf[512];
+    va_list ap;
+    va_start(ap, f);
+    std::vsnprintf(buf, sizeof buf, f, ap);
+    va_end(ap);
+    return buf;
+}
+std::string time_str(double ns) {
+    if (ns >= 1e6) return fmt("%.3f ms", ns / 1e6);
+    if (ns >= 1e3) return fmt("%.3f us", ns / 1e3);
+    return fmt("%.1f ns", ns);
+}
+} // namespace
+
+std::string format_gemm_report(const platform::platform_config& cfg, const tb::gemm_result& r) {
+    const auto& g = r.spec;
+    const auto& c = cfg.chip;
+    const auto& t = r.tiling;
+    std::ostringstream o;
+    o << "trnsim GEMM report\n";
+    o << fmt("  platform        %s (%s): %u cores, TE %ux%u @ %.2f GHz, HBM %u stacks %.0f GB/s (%s model)\n",
+             cfg.preset.c_str(), c.name.c_str(), c.cores, c.core.te.rows, c.core.te.cols, c.core.te.clock_ghz, c.hbm.stacks,
+             c.hbm.bandwidth_gbps, c.hbm.model.c_str());
+    o << fmt("  workload        GEMM M=%llu K=%llu N=%llu %s -> FP32, seed %llu\n", (unsigned long long)g.m,
+             (unsigned long long)g.k, (unsigned long long)g.n, std::string(numerics::name_of(g.dtype)).c_str(),
+             (unsigned long long)g.seed);
+    o << fmt("  tiling          MATMUL %ux%ux%u (KxMxN), %llu x %llu x %llu tiles, blocks of %ux%u accumulators, %llu blocks\n",
+             t.kt, t.mt, t.nt, (unsigned long long)t.k_tiles, (unsigned long long)t.m_tiles, (unsigned long long)t.n_tiles,
+             t.block_m, t.block_n, (unsigned long long)t.blocks);
+    o << fmt("  instructions    %llu MATMUL, %llu DMA\n", (unsigned long long)t.matmuls, (unsigned long long)t.dmas);
+    o << fmt("  simulated time  %s\n", time_str(r.sim_ns).c_str());
+    o << fmt("  throughput      %.1f TFLOP/s achieved of %.1f peak (%.1f%%)", r.achieved_tflops, r.peak_tflops,
+             100 * r.te_utilisation);
+    if (c.headline_bf16_tflops > 0) o << fmt("; published chip BF16 figure %.0f TFLOP/s", c.headline_bf16_tflops);
+    o << "\n";
+    o << fmt("  bounds          compute %s, HBM traffic of A+B+C %s\n", time_str(r.min_time_compute_ns).c_str(),
+             time_str(r.min_time_hbm_ns).c_str());
+    o << fmt("  tensor engine   utilisation %.1f%% of elapsed, %.1f%% while streaming\n", 100 * r.te_utilisation,
+             100 * r.te_stream_utilisation);
+    o << fmt("  HBM             %.1f MiB moved, %.1f GB/s (%.1f%% of %.0f)\n", r.hbm_bytes / 1048576, r.hbm_gbps,
+             100 * r.hbm_gbps / r.hbm_peak_gbps, r.hbm_peak_gbps);
+    o << fmt("  DMA             %.1f MiB moved, %.1f GB/s (%.1f%% of %.0f)\n", r.dma_bytes / 1048576, r.dma_gbps,
+             100 * r.dma_gbps / r.dma_peak_gbps, r.dma_peak_gbps);
+    o << fmt("  wall time       %.2f s simulation (%.3g simulated s per wall s)\n", r.wall_s,
+             r.wall_s > 0 ? r.sim_ns * 1e-9 / r.wall_s : 0);
+    if (r.checked) {
+        o << fmt("  result check    %s: %llu of %llu elements differ from the golden GEMM (bit exact)",
+                 r.pass ? "PASS" : "FAIL", (unsigned long long)r.mismatches, (unsigned long long)(g.m * g.n));
+        if (!r.first_mismatch.empty()) o << "; first: " << r.first_mismatch;
+        o << fmt("\n                  max error vs FP64 over %llu elements: abs %.3g, rel %.3g\n",
+                 (unsigned long long)r.error_samples, r.max_abs_err, r.max_rel_err);
+    } else {
+        o << (r.functional ? "  result check    skipped (--no-check)\n"
+                           : "  result check    none: timing-only run (sim.functional=false), no data was moved\n");
+    }
+    return o.str();
+}
+
+nlohmann::json gemm_result_json(const platform::platform_config& cfg, const tb::gemm_result& r) {
+    nlohmann::json j;
+    j["config"] = cfg.source;
+    j["preset"] = cfg.preset;
+    j["workload"] = {{"name", "gemm"}, {"m", r.spec.m}, {"k", r.spec.k}, {"n", r.spec.n},
+                     {"dtype", std::string(numerics::name_of(r.spec.dtype))}, {"seed", r.spec.seed}};
+    j["result"] = {{"sim_ns", r.sim_ns},
+                   {"wall_s", r.wall_s},
+                   {"flops", r.flops},
+                   {"achieved_tflops", r.achieved_tflops},
+                   {"peak_tflops", r.peak_tflops},
+                   {"te_utilisation", r.te_utilisation},
+                   {"te_stream_utilisation", r.te_stream_utilisation},
+                   {"hbm_bytes", r.hbm_bytes},
+                   {"hbm_gbps", r.hbm_gbps},
+                   {"dma_bytes", r.dma_bytes},
+                   {"dma_gbps", r.dma_gbps},
+                   {"matmuls", r.tiling.matmuls},
+                   {"dmas", r.tiling.dmas},
+                   {"checked", r.checked},
+                   {"pass", r.pass},
+                   {"mismatches", r.mismatches},
+                   {"max_abs_err", r.max_abs_err},
+                   {"max_rel_err", r.max_rel_err}};
+    j["stats"] = r.stats;
+    nlohmann::json units = nlohmann::json::object();
+    for (const auto& [path, m] : r.stat_meta) units[path] = {{"unit", m.unit}, {"desc", m.desc}};
+    j["stat_units"] = units;
+    return j;
+}
+
+void write_file_atomic(const std::string& file, const std::string& text) {
+    std::string tmp = file + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary);
+        if (!out) throw std::runtime_error(file + ": cannot open for writing");
+        out << text;
+        if (!out) throw std::runtime_error(file + ": write failed");
+    }
+    std::filesystem::rename(tmp, file);
+}
+
+} // namespace trnsim::app

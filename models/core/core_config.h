@@ -1,0 +1,22 @@
+// Validated runtime configuration of one NeuronCore and its core-local address map.
+#pragma once
+#include <cstdint>
+
+#include "models/dma/dma_config.h"
+#include "models/sram/sram_config.h"
+#include "models/tensor_engine/te_config.h"
+
+namespace trnsim::core {
+
+struct core_config {
+    te::te_config te;
+    sram::sram_config sbuf;
+    sram::sram_config psum;
+    dma::dma_config dma;
+    // Core-local address map (the chip maps the whole window at core_base + i * core_stride).
+    uint64_t sbuf_base = 0;
+    uint64_t psum_base = 0x40000000;
+    uint64_t window = 0x80000000;
+};
+
+} // namespace trnsim::core

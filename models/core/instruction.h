@@ -1,0 +1,41 @@
+// A NeuronCore's instruction streams: one queue for the Tensor Engine and several DMA queues. Engines synchronise
+// through counting semaphores: an instruction waits until each named semaphore has reached a value, runs, and adds
+// one to its signal semaphore when it completes.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/dma/dma_descriptor.h"
+#include "models/tensor_engine/tensor_engine.h"
+
+namespace trnsim::core {
+
+enum class opcode : uint8_t { dma, matmul };
+
+struct sem_wait {
+    uint32_t sem = 0;
+    uint64_t value = 0;
+};
+
+struct instruction {
+    opcode op = opcode::dma;
+    std::vector<sem_wait> waits;
+    int32_t signal = -1;                 // semaphore incremented on completion (-1: none)
+    dma::dma_descriptor dma;             // op == dma (chip-global addresses)
+    te::matmul_args mm;                  // op == matmul (core-local addresses)
+};
+
+struct core_program {
+    uint32_t semaphores = 0;
+    std::vector<instruction> te;                    // Tensor Engine queue
+    std::vector<std::vector<instruction>> dma;      // DMA queues
+    bool empty() const {
+        if (!te.empty()) return false;
+        for (auto& q : dma)
+            if (!q.empty()) return false;
+        return true;
+    }
+};
+
+} // namespace trnsim::core

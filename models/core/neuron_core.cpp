@@ -1,0 +1,132 @@
+#include "models/core/neuron_core.h"
+
+#include <stdexcept>
+
+namespace trnsim::core {
+
+neuron_core::neuron_core(sc_core::sc_module_name name, const core_config& cfg, te::te_backend_if& backend)
+    : sc_module(name), local("local"), sbuf("sbuf", cfg.sbuf), psum("psum", cfg.psum), m_cfg(cfg),
+      m_te("te", cfg.te, backend), m_stats(basename()) {
+    local.map(cfg.sbuf_base, cfg.sbuf.size(), 0, std::string(basename()) + ".sbuf");
+    local.map(cfg.psum_base, cfg.psum.size(), 1, std::string(basename()) + ".psum");
+    local.out.bind(sbuf.in);
+    local.out.bind(psum.in);
+    m_te.out.bind(local.in);
+    for (uint32_t e = 0; e < cfg.dma.engines; ++e)
+        dma.push_back(std::make_unique<dma::dma_engine>(("dma" + std::to_string(e)).c_str(), cfg.dma));
+    m_stats.add(m_dma_instructions);
+    m_stats.add(m_te.stats());
+    m_stats.add(sbuf.stats());
+    m_stats.add(psum.stats());
+    m_stats.add(local.stats());
+    for (auto& d : dma) m_stats.add(d->stats());
+}
+
+void neuron_core::load(core_program prog) {
+    auto fail = [&](const std::string& q, size_t i, const std::string& why) {
+        throw std::invalid_argument(std::string(name()) + "." + q + " instruction #" + std::to_string(i) + ": " + why);
+    };
+    auto check_sync = [&](const std::string& q, size_t i, const instruction& in) {
+        for (auto& w : in.waits)
+            if (w.sem >= prog.semaphores)
+                fail(q, i, "waits on semaphore " + std::to_string(w.sem) + " but the program has " +
+                               std::to_string(prog.semaphores));
+        if (in.signal >= int32_t(prog.semaphores))
+            fail(q, i, "signals semaphore " + std::to_string(in.signal) + " but the program has " +
+                           std::to_string(prog.semaphores));
+    };
+    for (size_t i = 0; i < prog.te.size(); ++i) {
+        const auto& in = prog.te[i];
+        if (in.op != opcode::matmul) fail("te", i, "the Tensor Engine queue runs only MATMUL instructions");
+        check_sync("te", i, in);
+        std::string why = m_te.check(in.mm);
+        if (!why.empty()) fail("te", i, why);
+    }
+    for (size_t q = 0; q < prog.dma.size(); ++q)
+        for (size_t i = 0; i < prog.dma[q].size(); ++i) {
+            const auto& in = prog.dma[q][i];
+            std::string qn = "dma_queue" + std::to_string(q);
+            if (in.op != opcode::dma) fail(qn, i, "a DMA queue runs only DMA instructions");
+            check_sync(qn, i, in);
+            std::string why = dma::validate(in.dma);
+            if (!why.empty()) fail(qn, i, "bad descriptor " + dma::to_string(in.dma) + ": " + why);
+        }
+    m_prog = std::move(prog);
+    m_sems = std::vector<semaphore>(m_prog.semaphores);
+    m_queues.clear();
+    m_queues.push_back({"te", &m_prog.te});
+    for (size_t q = 0; q < m_prog.dma.size(); ++q) m_queues.push_back({"dma_queue" + std::to_string(q), &m_prog.dma[q]});
+    // Spawned processes are named after the core (load() may run outside the module's construction context).
+    std::string prefix = name();
+    for (auto& ch : prefix)
+        if (ch == '.') ch = '_';
+    sc_core::sc_spawn(sc_bind(&neuron_core::te_thread, this), (prefix + "_te_queue").c_str());
+    for (size_t q = 0; q < m_prog.dma.size(); ++q)
+        sc_core::sc_spawn(sc_bind(&neuron_core::dma_thread, this, q + 1),
+                          (prefix + "_dma_queue" + std::to_string(q)).c_str());
+}
+
+void neuron_core::wait_for(queue_state& q, const instruction& in) {
+    for (const auto& w : in.waits) {
+        q.waiting = &w;
+        while (m_sems[w.sem].value < w.value) sc_core::wait(m_sems[w.sem].changed);
+    }
+    q.waiting = nullptr;
+}
+
+void neuron_core::signal(int32_t sem) {
+    m_last_completion = sc_core::sc_time_stamp();
+    if (sem < 0) return;
+    ++m_sems[size_t(sem)].value;
+    m_sems[size_t(sem)].changed.notify();
+}
+
+void neuron_core::te_thread() {
+    queue_state& q = m_queues[0];
+    for (; q.pc < q.instrs->size(); ++q.pc) {
+        const instruction& in = (*q.instrs)[q.pc];
+        wait_for(q, in);
+        m_te.matmul(in.mm, [this, sem = in.signal] { signal(sem); });
+    }
+}
+
+void neuron_core::dma_thread(size_t queue) {
+    queue_state& q = m_queues[queue];
+    for (; q.pc < q.instrs->size(); ++q.pc) {
+        const instruction& in = (*q.instrs)[q.pc];
+        wait_for(q, in);
+        run_dma(in);
+    }
+}
+
+void neuron_core::run_dma(const instruction& in) {
+    auto parts = dma::split_across_engines(in.dma, uint32_t(dma.size()), m_cfg.dma.max_burst);
+    auto remaining = std::make_shared<size_t>(parts.size());
+    uint32_t first = m_next_engine;
+    m_next_engine = (m_next_engine + uint32_t(parts.size())) % uint32_t(dma.size());
+    for (auto& [e, d] : parts)
+        dma[(first + e) % dma.size()]->submit(d, [this, remaining, sem = in.signal] {
+            if (--*remaining == 0) {
+                ++m_dma_instructions;
+                signal(sem);
+            }
+        });
+}
+
+std::vector<std::string> neuron_core::stuck() const {
+    std::vector<std::string> out;
+    for (const auto& q : m_queues) {
+        if (q.pc >= q.instrs->size()) continue;
+        std::string s = std::string(name()) + "." + q.name + " stopped at instruction #" + std::to_string(q.pc) + " of " +
+                        std::to_string(q.instrs->size());
+        if (q.waiting)
+            s += ", waiting for semaphore " + std::to_string(q.waiting->sem) + " >= " + std::to_string(q.waiting->value) +
+                 " (it is " + std::to_string(m_sems[q.waiting->sem].value) + ")";
+        out.push_back(s);
+    }
+    for (const auto& d : dma)
+        if (d->queued()) out.push_back(std::string(d->name()) + " has " + std::to_string(d->queued()) + " unfinished descriptors");
+    return out;
+}
+
+} // namespace trnsim::core

@@ -1,0 +1,68 @@
+// A NeuronCore: SBUF, PSUM, a core-local router, the Tensor Engine and its back end, DMA engines, semaphores and
+// one sequencer thread per instruction queue.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "models/core/core_config.h"
+#include "models/core/instruction.h"
+#include "models/dma/dma_engine.h"
+#include "models/sram/sram.h"
+#include "models/tensor_engine/tensor_engine.h"
+#include "tlm/router.h"
+#include "tlm/stats.h"
+
+namespace trnsim::core {
+
+class neuron_core : public sc_core::sc_module {
+public:
+    tlmx::router local;  // in: from the chip interconnect and the TE; out: SBUF, PSUM
+    sram::sram sbuf;
+    sram::sram psum;
+    std::vector<std::unique_ptr<dma::dma_engine>> dma;  // initiators: bind out to the chip interconnect
+
+    // `backend` computes the Tensor Engine's MATMULs (C++ model or RTL), owned by the platform.
+    neuron_core(sc_core::sc_module_name name, const core_config& cfg, te::te_backend_if& backend);
+    te::tensor_engine& te() { return m_te; }
+
+    // Loads the instruction streams (before simulation). Throws std::invalid_argument naming the queue and the
+    // instruction index for anything the core cannot run.
+    void load(core_program prog);
+    // Queues that have not run to their end, with what they wait for ("te #12 waits sem 3 >= 5 (is 4)").
+    std::vector<std::string> stuck() const;
+    bool finished() const { return stuck().empty(); }
+    sc_core::sc_time last_completion() const { return m_last_completion; }
+    stats::group& stats() { return m_stats; }
+
+private:
+    struct semaphore {
+        uint64_t value = 0;
+        sc_core::sc_event changed;
+    };
+    struct queue_state {
+        std::string name;
+        const std::vector<instruction>* instrs = nullptr;
+        size_t pc = 0;
+        const sem_wait* waiting = nullptr;
+    };
+    void wait_for(queue_state& q, const instruction& in);
+    void signal(int32_t sem);
+    void te_thread();
+    void dma_thread(size_t queue);
+    void run_dma(const instruction& in);
+
+    const core_config& m_cfg;
+    te::tensor_engine m_te;
+    core_program m_prog;
+    std::vector<semaphore> m_sems;
+    std::vector<queue_state> m_queues;  // [0] = te, [1..] = dma queues
+    uint32_t m_next_engine = 0;
+    sc_core::sc_time m_last_completion;
+    stats::group m_stats;
+    stats::counter m_dma_instructions{"dma_instructions", "count", "DMA instructions completed"};
+};
+
+} // namespace trnsim::core

@@ -1,0 +1,15 @@
+// Validated runtime configuration of a core's DMA engines.
+#pragma once
+#include <cstdint>
+
+namespace trnsim::dma {
+
+struct dma_config {
+    uint32_t engines = 16;              // per core
+    double engine_gbps = 27.2;          // datapath bandwidth of one engine (GB/s)
+    uint64_t max_burst = 4096;          // bytes per TLM transaction
+    uint32_t outstanding = 16;          // bursts in flight per engine
+    double descriptor_latency_ns = 600; // from queueing a descriptor to its first burst (pipelined, not occupancy)
+};
+
+} // namespace trnsim::dma

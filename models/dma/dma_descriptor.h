@@ -1,0 +1,39 @@
+// DMA descriptors (1D/2D/3D strided copies) and their split into bursts. Plain C++.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace trnsim::dma {
+
+// Copies planes x rows x row_bytes: byte b of row r of plane p moves from
+// src + p*src_plane_stride + r*src_stride + b  to  dst + p*dst_plane_stride + r*dst_stride + b.
+struct dma_descriptor {
+    uint64_t src = 0, dst = 0;
+    uint64_t row_bytes = 0;
+    uint32_t rows = 1, planes = 1;
+    int64_t src_stride = 0, dst_stride = 0;
+    int64_t src_plane_stride = 0, dst_plane_stride = 0;
+    uint64_t total_bytes() const { return row_bytes * rows * planes; }
+};
+
+// Empty if the descriptor is well-formed, else what is wrong with it (zero length, address arithmetic that wraps
+// around 2^64, rows of one plane overlapping at the destination).
+std::string validate(const dma_descriptor& d);
+
+// Calls fn(src, dst, len) for each burst, in order: every row is cut at multiples of max_burst of its destination
+// address, so no burst crosses a max_burst-aligned boundary at the destination.
+void for_each_burst(const dma_descriptor& d, uint64_t max_burst,
+                    const std::function<void(uint64_t src, uint64_t dst, uint64_t len)>& fn);
+uint64_t burst_count(const dma_descriptor& d, uint64_t max_burst);
+
+// Splits a descriptor across `engines` engines: rows are dealt round-robin (row r to engine r % engines, each engine's
+// share a strided descriptor of its own); a single-row 1D copy is cut into up to `engines` contiguous pieces of
+// whole `granule`s. Returns one descriptor per engine that has work (index = engine).
+std::vector<std::pair<uint32_t, dma_descriptor>> split_across_engines(const dma_descriptor& d, uint32_t engines,
+                                                                      uint64_t granule);
+
+std::string to_string(const dma_descriptor& d);
+
+} // namespace trnsim::dma

@@ -1,0 +1,122 @@
+#include "models/dma/dma_engine.h"
+
+#include <algorithm>
+
+#include "tlm/time.h"
+#include "tlm/transport.h"
+
+namespace trnsim::dma {
+
+dma_engine::dma_engine(sc_core::sc_module_name name, const dma_config& cfg)
+    : sc_module(name), out("out"), m_cfg(cfg), m_port(cfg.engine_gbps, 0), m_stats(basename()) {
+    SC_HAS_PROCESS(dma_engine);
+    SC_THREAD(issue_thread);
+    SC_THREAD(retire_thread);
+    for (auto* s : {static_cast<stats::stat*>(&m_descriptors), static_cast<stats::stat*>(&m_bursts),
+                    static_cast<stats::stat*>(&m_bytes), static_cast<stats::stat*>(&m_busy)})
+        m_stats.add(*s);
+}
+
+void dma_engine::submit(const dma_descriptor& d, std::function<void()> on_done) {
+    job j;
+    j.d = d;
+    j.on_done = std::move(on_done);
+    j.eligible = sc_core::sc_time_stamp() + sc_core::sc_time(m_cfg.descriptor_latency_ns, sc_core::SC_NS);
+    m_jobs.push_back(std::move(j));
+    m_new_job.notify(sc_core::SC_ZERO_TIME);
+}
+
+void dma_engine::next_burst(job& j, uint64_t& src, uint64_t& dst, uint64_t& len) {
+    const dma_descriptor& d = j.d;
+    src = d.src + uint64_t(int64_t(j.plane) * d.src_plane_stride + int64_t(j.row) * d.src_stride) + j.off;
+    dst = d.dst + uint64_t(int64_t(j.plane) * d.dst_plane_stride + int64_t(j.row) * d.dst_stride) + j.off;
+    len = std::min(d.row_bytes - j.off, m_cfg.max_burst - dst % m_cfg.max_burst);
+    j.off += len;
+    if (j.off == d.row_bytes) {
+        j.off = 0;
+        if (++j.row == d.rows) {
+            j.row = 0;
+            if (++j.plane == d.planes) j.all_issued = true;
+        }
+    }
+}
+
+void dma_engine::issue_thread() {
+    while (true) {
+        // The oldest descriptor that still has bursts to issue (bursts go out in descriptor order).
+        auto it = m_jobs.begin();
+        while (it != m_jobs.end() && it->all_issued) ++it;
+        if (it == m_jobs.end()) {
+            sc_core::wait(m_new_job);
+            continue;
+        }
+        if (sc_core::sc_time_stamp() < it->eligible) {
+            sc_core::wait(it->eligible - sc_core::sc_time_stamp());
+            continue;  // an older descriptor may have arrived meanwhile
+        }
+        if (m_flights.size() >= m_cfg.outstanding) {
+            sc_core::wait(m_landed);
+            continue;
+        }
+        uint64_t src, dst, len;
+        next_burst(*it, src, dst, len);
+        ++it->in_flight;
+
+        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+        uint64_t start = tlmx::now_ps();
+        uint64_t port_done = m_port.reserve(start, len);
+        tlm::tlm_generic_payload* gp = m_pool.acquire(len);
+        gp->set_command(tlm::TLM_READ_COMMAND);
+        gp->set_address(src);
+        out->b_transport(*gp, delay);
+        if (gp->get_response_status() == tlm::TLM_OK_RESPONSE) {
+            gp->set_command(tlm::TLM_WRITE_COMMAND);
+            gp->set_address(dst);
+            gp->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+            out->b_transport(*gp, delay);
+        }
+        if (gp->get_response_status() != tlm::TLM_OK_RESPONSE) {
+            std::string msg = gp->get_response_string() + " on " + tlmx::describe(*gp) + " (descriptor " +
+                              to_string(it->d) + ")";
+            gp->release();
+            SC_REPORT_ERROR(name(), msg.c_str());
+            return;
+        }
+        gp->release();
+        sc_core::sc_time lands = std::max(tlmx::from_ps(port_done), sc_core::sc_time_stamp() + delay);
+        m_flights.push_back({lands, it, len});
+        std::push_heap(m_flights.begin(), m_flights.end(), std::greater<>());
+        m_new_flight.notify(sc_core::SC_ZERO_TIME);
+        // The datapath is busy until this burst has streamed through it.
+        uint64_t now = tlmx::now_ps();
+        if (port_done > now) sc_core::wait(tlmx::from_ps(port_done - now));
+    }
+}
+
+void dma_engine::retire_thread() {
+    while (true) {
+        if (m_flights.empty()) {
+            sc_core::wait(m_new_flight);
+            continue;
+        }
+        sc_core::sc_time t = m_flights.front().lands;
+        if (t > sc_core::sc_time_stamp()) {
+            sc_core::wait(t - sc_core::sc_time_stamp(), m_new_flight);  // an earlier landing may be queued meanwhile
+            continue;
+        }
+        std::pop_heap(m_flights.begin(), m_flights.end(), std::greater<>());
+        in_flight f = m_flights.back();
+        m_flights.pop_back();
+        ++m_bursts;
+        m_bytes += double(f.bytes);
+        m_landed.notify(sc_core::SC_ZERO_TIME);
+        if (--f.owner->in_flight == 0 && f.owner->all_issued) {
+            auto cb = std::move(f.owner->on_done);
+            m_jobs.erase(f.owner);
+            ++m_descriptors;
+            if (cb) cb();
+        }
+    }
+}
+
+} // namespace trnsim::dma

@@ -1,0 +1,23 @@
+// Validated runtime configuration of a chip's HBM subsystem (first-cut bandwidth/latency model).
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace trnsim::hbm {
+
+struct hbm_config {
+    std::string model = "simple";     // "simple" (this model) or "dram" (detailed DRAM timing, models/hbm/dram)
+    uint32_t stacks = 4;
+    uint32_t channels_per_stack = 16; // independent channels per stack (pseudo-channels count as channels here)
+    uint64_t capacity_bytes = 96ull << 30;
+    double bandwidth_gbps = 2900;     // whole subsystem, GB/s (bytes per ns)
+    double latency_ns = 120;          // idle read latency
+    uint64_t interleave_bytes = 256;  // consecutive blocks of this size go to consecutive channels
+    bool channel_hash = true;         // XOR-fold upper block-address bits into the channel (as controllers do),
+                                      // so power-of-two strides do not camp on a few channels
+    std::string memspec;              // for model = "dram": memspec preset name
+    bool functional = true;           // false: timing only, no data stored or returned
+    uint32_t channels() const { return stacks * channels_per_stack; }
+};
+
+} // namespace trnsim::hbm

@@ -1,0 +1,115 @@
+#include "models/tensor_engine/tensor_engine.h"
+
+#include <cstring>
+
+#include "tlm/address_map.h"
+#include "tlm/ext_accumulate.h"
+#include "tlm/ext_strided.h"
+#include "tlm/transport.h"
+
+namespace trnsim::te {
+
+tensor_engine::tensor_engine(sc_core::sc_module_name name, const te_config& cfg, te_backend_if& backend)
+    : sc_module(name), out("out"), m_cfg(cfg), m_backend(backend), m_limits(cfg), m_stats(basename()) {
+    SC_HAS_PROCESS(tensor_engine);
+    SC_THREAD(writeback_thread);
+    for (auto* s : {&m_instructions, &m_macs, &m_stream_cycles, &m_capacity_macs, &m_last_done_cycle}) m_stats.add(*s);
+}
+
+double tensor_engine::peak_macs_per_cycle(numerics::dtype t) const {
+    return double(m_cfg.rows) * m_cfg.cols * m_limits.macs_per_pe(t) / m_limits.passes(t);
+}
+
+std::string tensor_engine::check(const matmul_args& a) const {
+    uint32_t kmax = m_cfg.rows * m_limits.macs_per_pe(a.in_type);
+    if (a.k == 0 || a.m == 0 || a.n == 0) return "zero-sized matmul (k, m, n must be >= 1)";
+    if (a.k > kmax) return "k = " + std::to_string(a.k) + " exceeds " + std::to_string(kmax) + " (array rows x MACs per PE)";
+    if (a.m > m_cfg.cols) return "m = " + std::to_string(a.m) + " exceeds the array's " + std::to_string(m_cfg.cols) + " columns";
+    if (a.n > m_cfg.n_max) return "n = " + std::to_string(a.n) + " exceeds n_max " + std::to_string(m_cfg.n_max);
+    if (a.plane_rows == 0) return "plane_rows is 0";
+    return {};
+}
+
+void tensor_engine::read_rows(uint64_t addr, uint64_t stride, uint64_t plane, uint32_t plane_rows, uint32_t rows,
+                              uint64_t row_bytes, uint8_t* dst, sc_core::sc_time& delay) {
+    // One partition-strided read per plane: all partitions are read at once (each on its own bank), so the
+    // slowest bank of the slowest plane sets the delay.
+    const sc_core::sc_time base = delay;
+    for (uint32_t r0 = 0, p = 0; r0 < rows; r0 += plane_rows, ++p) {
+        const uint32_t n = std::min(plane_rows, rows - r0);
+        sc_core::sc_time d = base;
+        const uint64_t a = addr + p * plane;
+        auto st = tlmx::transport(out, m_pool, tlm::TLM_READ_COMMAND, a, dst + r0 * row_bytes, n * row_bytes, d,
+                                  new tlmx::ext_strided(n, stride));
+        delay = std::max(delay, d);
+        if (st != tlm::TLM_OK_RESPONSE) {
+            std::string msg = "operand read of " + std::to_string(n) + " rows x " + std::to_string(row_bytes) +
+                              " bytes at core-local " + tlmx::hex(a) + " failed (" + std::to_string(int(st)) + ")";
+            SC_REPORT_ERROR(name(), msg.c_str());
+        }
+    }
+}
+
+void tensor_engine::matmul(const matmul_args& a, std::function<void()> on_done) {
+    const size_t es = numerics::size_of(a.in_type);
+    te_job job;
+    job.id = m_next_id++;
+    job.in_type = a.in_type;
+    job.k = a.k;
+    job.m = a.m;
+    job.n = a.n;
+    job.stationary.resize(size_t(a.k) * a.m * es);
+    job.moving.resize(size_t(a.k) * a.n * es);
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    read_rows(a.s_addr, a.s_stride, a.s_plane, a.plane_rows, a.k, uint64_t(a.m) * es, job.stationary.data(), delay);
+    read_rows(a.x_addr, a.x_stride, a.x_plane, a.plane_rows, a.k, uint64_t(a.n) * es, job.moving.data(), delay);
+    // The moving operand streams from SBUF while the array runs; only the stationary read must precede the
+    // weight load. The SBUF read of both still occupies the SBUF bank ports (contention is accounted there).
+    if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
+
+    m_macs += double(a.k) * a.m * a.n;
+    m_stream_cycles += double(m_limits.stream_cycles(a.in_type, a.n));
+    m_capacity_macs += double(m_limits.stream_cycles(a.in_type, a.n)) * peak_macs_per_cycle(a.in_type);
+    job.on_done = [this, a, cb = std::move(on_done)](te_job& j) mutable {
+        m_done.push_back(finished{std::move(j), a, std::move(cb)});
+        m_done_ev.notify();
+    };
+    m_backend.submit(std::move(job));
+}
+
+void tensor_engine::writeback_thread() {
+    while (true) {
+        if (m_done.empty()) sc_core::wait(m_done_ev);
+        if (m_done.empty()) continue;
+        finished f = std::move(m_done.front());
+        m_done.pop_front();
+        const matmul_args& a = f.args;
+        // One partition-strided write of all M rows (near-memory accumulate when asked).
+        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+        tlm::tlm_response_status st;
+        if (a.accumulate) {
+            tlm::tlm_generic_payload* gp = m_pool.acquire(uint64_t(a.m) * a.n * 4);
+            gp->set_command(tlm::TLM_WRITE_COMMAND);
+            gp->set_address(a.y_addr);
+            std::memcpy(gp->get_data_ptr(), f.job.out.data(), gp->get_data_length());
+            gp->set_extension(new tlmx::ext_strided(a.m, a.y_stride));
+            gp->set_extension(new tlmx::ext_accumulate);
+            out->b_transport(*gp, delay);
+            st = gp->get_response_status();
+            gp->release();
+        } else {
+            st = tlmx::transport(out, m_pool, tlm::TLM_WRITE_COMMAND, a.y_addr, f.job.out.data(),
+                                 uint64_t(a.m) * a.n * 4, delay, new tlmx::ext_strided(a.m, a.y_stride));
+        }
+        if (st != tlm::TLM_OK_RESPONSE) {
+            std::string msg = "PSUM write of " + std::to_string(a.m) + " rows at core-local " + tlmx::hex(a.y_addr) + " failed";
+            SC_REPORT_ERROR(name(), msg.c_str());
+        }
+        if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
+        ++m_instructions;
+        m_last_done_cycle.set(double(f.job.done));
+        if (f.on_done) f.on_done();
+    }
+}
+
+} // namespace trnsim::te

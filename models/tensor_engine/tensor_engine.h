@@ -1,0 +1,77 @@
+// The Tensor Engine as seen by its core: reads a MATMUL's operands from SBUF through TLM, hands them to the compute
+// back end (C++ model or RTL), and writes (or near-memory accumulates) the results into PSUM through TLM.
+#pragma once
+#include <deque>
+#include <functional>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "models/numerics/dtype.h"
+#include "models/tensor_engine/te_config.h"
+#include "models/tensor_engine/te_job.h"
+#include "models/tensor_engine/te_timing.h"
+#include "tlm/payload_pool.h"
+#include "tlm/stats.h"
+
+namespace trnsim::te {
+
+// Operand and result locations (core-local addresses). Row r (0 <= r < k) of the stationary tile S lives at
+// s_addr + (r % plane_rows) * s_stride + (r / plane_rows) * s_plane: one SBUF partition per row, and when k exceeds
+// the partitions (FP8 double row) the further rows in a second plane of the free dimension. Likewise X.
+struct matmul_args {
+    numerics::dtype in_type = numerics::dtype::bf16;
+    uint32_t k = 0, m = 0, n = 0;
+    uint32_t plane_rows = 128;
+    uint64_t s_addr = 0, s_stride = 0, s_plane = 0;  // stationary [k][m]
+    uint64_t x_addr = 0, x_stride = 0, x_plane = 0;  // moving [k][n]
+    uint64_t y_addr = 0, y_stride = 0;  // PSUM [m][n] FP32
+    bool accumulate = false;
+    uint64_t tag = 0;
+};
+
+class tensor_engine : public sc_core::sc_module {
+public:
+    tlm_utils::simple_initiator_socket<tensor_engine> out;  // to the core's SBUF / PSUM
+
+    tensor_engine(sc_core::sc_module_name name, const te_config& cfg, te_backend_if& backend);
+
+    // Empty if the engine can execute `a`, else why not (shape limits of the array).
+    std::string check(const matmul_args& a) const;
+    // Called from the core's TE queue thread: reads operands, submits, returns once the back end accepted it.
+    // on_done runs once the results are in PSUM.
+    void matmul(const matmul_args& a, std::function<void()> on_done);
+
+    stats::group& stats() { return m_stats; }
+    double peak_macs_per_cycle(numerics::dtype t) const;
+    const te_config& config() const { return m_cfg; }
+
+private:
+    void read_rows(uint64_t addr, uint64_t stride, uint64_t plane, uint32_t plane_rows, uint32_t rows,
+                   uint64_t row_bytes, uint8_t* dst, sc_core::sc_time& delay);
+    void writeback_thread();
+
+    const te_config& m_cfg;
+    te_backend_if& m_backend;
+    te_timing m_limits;
+    tlmx::payload_pool m_pool;
+    struct finished {
+        te_job job;
+        matmul_args args;
+        std::function<void()> on_done;
+    };
+    std::deque<finished> m_done;
+    sc_core::sc_event m_done_ev;
+    uint64_t m_next_id = 0;
+
+    stats::group m_stats;
+    stats::counter m_instructions{"instructions", "count", "MATMUL instructions completed"};
+    stats::counter m_macs{"macs", "count", "useful multiply-accumulates"};
+    stats::counter m_stream_cycles{"stream_cycles", "cycles", "cycles the moving port was occupied"};
+    stats::counter m_capacity_macs{"capacity_macs", "count",
+                                   "MACs the array could have done in the stream cycles (rows*cols*d per cycle)"};
+    stats::counter m_last_done_cycle{"last_done_cycle", "cycles", "completion cycle of the last instruction"};
+};
+
+} // namespace trnsim::te

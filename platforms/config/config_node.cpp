@@ -1,0 +1,203 @@
+#include "platforms/config/config_node.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace trnsim::config {
+
+namespace {
+std::string type_name(const nlohmann::json& j) { return j.type_name(); }
+} // namespace
+
+const nlohmann::json& node::empty_object() {
+    static const nlohmann::json e = nlohmann::json::object();
+    return e;
+}
+
+node::node(const nlohmann::json* j, std::string path, std::string source)
+    : m_json(j), m_path(std::move(path)), m_source(std::move(source)), m_used(std::make_shared<std::set<std::string>>()) {}
+
+node node::root(const nlohmann::json& j, std::string source) {
+    node n(&j, "", std::move(source));
+    if (!j.is_object()) throw config_error(n.m_source + ": the top level must be a JSON object, not " + type_name(j));
+    return n;
+}
+
+void node::fail(const std::string& key, const std::string& msg) const {
+    throw config_error(key_path(key) + ": " + msg + (m_source.empty() ? "" : " (in " + m_source + ")"));
+}
+
+const nlohmann::json* node::find(const std::string& key) const {
+    m_used->insert(key);
+    auto it = m_json->find(key);
+    if (it == m_json->end() || it->is_null()) return nullptr;
+    return &*it;
+}
+
+bool node::has(const std::string& key) const { return m_json->contains(key) && !(*m_json)[key].is_null(); }
+
+node node::child(const std::string& key) const {
+    const auto* j = find(key);
+    if (!j) return node(&empty_object(), key_path(key), m_source);
+    if (!j->is_object()) fail(key, "expected an object, got " + type_name(*j));
+    return node(j, key_path(key), m_source);
+}
+
+std::vector<node> node::children(const std::string& key) const {
+    std::vector<node> out;
+    const auto* j = find(key);
+    if (!j) return out;
+    if (!j->is_array()) fail(key, "expected an array, got " + type_name(*j));
+    for (size_t i = 0; i < j->size(); ++i) {
+        const auto& e = (*j)[i];
+        std::string p = key_path(key) + "[" + std::to_string(i) + "]";
+        if (!e.is_object()) throw config_error(p + ": expected an object, got " + type_name(e));
+        out.push_back(node(&e, p, m_source));
+    }
+    return out;
+}
+
+double node::get_double(const std::string& key, double def, double lo, double hi) const {
+    const auto* j = find(key);
+    if (!j) return def;
+    if (!j->is_number()) fail(key, "expected a number, got " + type_name(*j) + " " + j->dump());
+    double v = j->get<double>();
+    if (!(v >= lo && v <= hi)) {
+        std::ostringstream os;
+        os << "value " << v << " is out of range [" << lo << ", " << hi << "]";
+        fail(key, os.str());
+    }
+    return v;
+}
+
+uint64_t node::get_uint(const std::string& key, uint64_t def, uint64_t lo, uint64_t hi) const {
+    const auto* j = find(key);
+    if (!j) return def;
+    if (j->is_number_float()) {
+        double d = j->get<double>();
+        if (d != double(uint64_t(d)) || d < 0) fail(key, "expected a whole number, got " + j->dump());
+    } else if (!j->is_number_unsigned()) {
+        if (j->is_number_integer()) fail(key, "expected a non-negative whole number, got " + j->dump());
+        fail(key, "expected a whole number, got " + type_name(*j) + " " + j->dump());
+    }
+    uint64_t v = j->is_number_float() ? uint64_t(j->get<double>()) : j->get<uint64_t>();
+    if (v < lo || v > hi)
+        fail(key, "value " + std::to_string(v) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return v;
+}
+
+bool node::get_bool(const std::string& key, bool def) const {
+    const auto* j = find(key);
+    if (!j) return def;
+    if (!j->is_boolean()) fail(key, "expected true or false, got " + j->dump());
+    return j->get<bool>();
+}
+
+std::string node::get_string(const std::string& key, const std::string& def) const {
+    const auto* j = find(key);
+    if (!j) return def;
+    if (!j->is_string()) fail(key, "expected a string, got " + type_name(*j) + " " + j->dump());
+    return j->get<std::string>();
+}
+
+std::string node::get_choice(const std::string& key, const std::string& def, const std::vector<std::string>& choices) const {
+    std::string v = get_string(key, def);
+    for (const auto& c : choices)
+        if (c == v) return v;
+    std::string list;
+    for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+    fail(key, "'" + v + "' is not one of: " + list);
+}
+
+std::vector<uint64_t> node::get_uint_list(const std::string& key, const std::vector<uint64_t>& def, uint64_t lo,
+                                          uint64_t hi) const {
+    const auto* j = find(key);
+    if (!j) return def;
+    if (!j->is_array()) fail(key, "expected an array of whole numbers, got " + j->dump());
+    std::vector<uint64_t> out;
+    for (size_t i = 0; i < j->size(); ++i) {
+        const auto& e = (*j)[i];
+        std::string k = key + "[" + std::to_string(i) + "]";
+        if (!e.is_number_unsigned()) fail(k, "expected a non-negative whole number, got " + e.dump());
+        uint64_t v = e.get<uint64_t>();
+        if (v < lo || v > hi)
+            fail(k, "value " + std::to_string(v) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+        out.push_back(v);
+    }
+    return out;
+}
+
+void node::finish() const {
+    for (auto it = m_json->begin(); it != m_json->end(); ++it) {
+        if (m_used->count(it.key())) continue;
+        std::string known;
+        for (const auto& k : *m_used) known += (known.empty() ? "" : ", ") + k;
+        fail(it.key(), "unknown key" + (known.empty() ? std::string() : " (known here: " + known + ")"));
+    }
+}
+
+nlohmann::json parse_json(const std::string& text, const std::string& source) {
+    try {
+        return nlohmann::json::parse(text, nullptr, true, /*ignore_comments=*/true);
+    } catch (const nlohmann::json::parse_error& e) {
+        // e.byte is 1-based position of the error; turn it into line:column.
+        size_t line = 1, col = 1;
+        for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+            if (text[i] == '\n') { ++line; col = 1; } else { ++col; }
+        }
+        std::string what = e.what();
+        auto pos = what.find("syntax error");
+        throw config_error(source + ":" + std::to_string(line) + ":" + std::to_string(col) + ": JSON " +
+                           (pos == std::string::npos ? what : what.substr(pos)));
+    }
+}
+
+nlohmann::json load_json_file(const std::string& file) {
+    std::ifstream in(file);
+    if (!in) throw config_error(file + ": cannot open file");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return parse_json(ss.str(), file);
+}
+
+void apply_override(nlohmann::json& j, const std::string& assignment) {
+    auto eq = assignment.find('=');
+    if (eq == std::string::npos || eq == 0)
+        throw config_error("--set " + assignment + ": expected key.path=value");
+    std::string path = assignment.substr(0, eq), text = assignment.substr(eq + 1);
+    nlohmann::json value;
+    try {
+        value = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error&) {
+        value = text;
+    }
+    nlohmann::json* cur = &j;
+    size_t start = 0;
+    while (true) {
+        auto dot = path.find('.', start);
+        std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+        if (part.empty()) throw config_error("--set " + assignment + ": empty key in '" + path + "'");
+        if (!cur->is_object())
+            throw config_error("--set " + assignment + ": '" + path.substr(0, start ? start - 1 : 0) + "' is not an object");
+        if (dot == std::string::npos) {
+            (*cur)[part] = value;
+            return;
+        }
+        cur = &(*cur)[part];
+        if (cur->is_null()) *cur = nlohmann::json::object();
+        start = dot + 1;
+    }
+}
+
+void merge(nlohmann::json& base, const nlohmann::json& over) {
+    if (!base.is_object() || !over.is_object()) {
+        base = over;
+        return;
+    }
+    for (auto it = over.begin(); it != over.end(); ++it) {
+        if (base.contains(it.key())) merge(base[it.key()], it.value());
+        else base[it.key()] = it.value();
+    }
+}
+
+} // namespace trnsim::config

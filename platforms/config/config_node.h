@@ -1,0 +1,74 @@
+// Reading JSON config with full key paths in every error, and detection of unknown keys.
+//
+//   config::node root = config::node::root(json, "trn2.json");
+//   auto te = root.child("chip").child("core").child("te");
+//   cfg.rows = te.get_uint("rows", te_config::DEFAULT_ROWS, 1, 4096);
+//   te.finish();   // throws "chip.core.te.rowz: unknown key (known: rows, cols, ...)"
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace trnsim::config {
+
+// Every configuration mistake: the message starts with the key path ("chip.hbm.stacks: ...").
+struct config_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+class node {
+public:
+    // The whole document; `source` names it in messages (a file name or "--set").
+    static node root(const nlohmann::json& j, std::string source);
+
+    const std::string& path() const { return m_path; }
+    std::string key_path(const std::string& key) const { return m_path.empty() ? key : m_path + "." + key; }
+    bool has(const std::string& key) const;
+
+    // A sub-object; absent keys give an empty object (so every field takes its default).
+    node child(const std::string& key) const;
+    // The elements of an array of objects (absent = empty).
+    std::vector<node> children(const std::string& key) const;
+
+    double get_double(const std::string& key, double def, double lo, double hi) const;
+    uint64_t get_uint(const std::string& key, uint64_t def, uint64_t lo, uint64_t hi) const;
+    bool get_bool(const std::string& key, bool def) const;
+    std::string get_string(const std::string& key, const std::string& def) const;
+    // A string that must be one of `choices`.
+    std::string get_choice(const std::string& key, const std::string& def, const std::vector<std::string>& choices) const;
+    std::vector<uint64_t> get_uint_list(const std::string& key, const std::vector<uint64_t>& def, uint64_t lo,
+                                        uint64_t hi) const;
+
+    // Throws for any key of this object that no get/child call asked for.
+    void finish() const;
+
+    [[noreturn]] void fail(const std::string& key, const std::string& msg) const;
+
+private:
+    node(const nlohmann::json* j, std::string path, std::string source);
+    const nlohmann::json* find(const std::string& key) const;
+
+    static const nlohmann::json& empty_object();
+    const nlohmann::json* m_json;
+    std::string m_path;
+    std::string m_source;
+    std::shared_ptr<std::set<std::string>> m_used;
+};
+
+// Parses JSON text; syntax errors name the source and line:column.
+nlohmann::json parse_json(const std::string& text, const std::string& source);
+nlohmann::json load_json_file(const std::string& file);
+
+// Applies "a.b.c=value" to j (value parsed as JSON if it parses, else taken as a string). Intermediate objects are
+// created; a path through a non-object is an error naming the override.
+void apply_override(nlohmann::json& j, const std::string& assignment);
+
+// Merges `over` into `base` recursively (objects merge, everything else replaces).
+void merge(nlohmann::json& base, const nlohmann::json& over);
+
+} // namespace trnsim::config

@@ -1,0 +1,55 @@
+// The platform configuration: JSON (presets in configs/, --set overrides) parsed into the validated runtime structs
+// of every model. Every error names the full key path.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/core/core_config.h"
+#include "models/hbm/hbm_config.h"
+#include "platforms/config/config_node.h"
+
+namespace trnsim::platform {
+
+struct noc_config {
+    double hop_latency_ns = 2;     // per router traversal
+    double hbm_port_gbps = 0;      // bandwidth of the interconnect port into HBM (0 = unlimited)
+    double core_port_gbps = 0;     // bandwidth of the interconnect port into each core (0 = unlimited)
+};
+
+struct chip_config {
+    std::string name = "chip";
+    uint32_t compute_threads = 1;           // sim.compute_threads: host threads for the TE arithmetic (0 = inline)
+    uint32_t cores = 8;
+    core::core_config core;
+    hbm::hbm_config hbm;
+    noc_config noc;
+    // Chip-global address map.
+    uint64_t hbm_base = 0;
+    uint64_t core_base = 0x10000000000ull;  // (1 TiB) core i's window at core_base + i * core_stride
+    uint64_t core_stride = 0x100000000ull;
+    // Headline figures quoted in reports (from the preset's sources), not used for timing.
+    double headline_bf16_tflops = 0;
+};
+
+struct platform_config {
+    std::string preset;       // name it came from
+    std::string description;
+    bool functional = true;   // sim.functional: false = timing only (no data moved or computed, same timing)
+    chip_config chip;
+    nlohmann::json source;    // the merged JSON it was parsed from (for --stats and reproducibility)
+};
+
+// Directory holding the presets (compiled-in source path unless TRNSIM_CONFIG_DIR overrides it at build time).
+std::string default_config_dir();
+// The preset names in a config directory (files NAME.json at its top level).
+std::vector<std::string> list_presets(const std::string& dir);
+// Loads NAME (a preset name in dir, or a path to a .json file), following "extends" chains, then applies --set
+// assignments, then parses and validates.
+platform_config load_platform(const std::string& name_or_file, const std::vector<std::string>& overrides,
+                              const std::string& dir = default_config_dir());
+// Parses and validates an already merged document.
+platform_config parse_platform(const nlohmann::json& j, const std::string& source);
+
+} // namespace trnsim::platform

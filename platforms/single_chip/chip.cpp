@@ -1,0 +1,53 @@
+#include "platforms/single_chip/chip.h"
+
+#include <stdexcept>
+
+#include "platforms/single_chip/factories.h"
+#include "tlm/transport.h"
+
+namespace trnsim::platform {
+
+chip::chip(sc_core::sc_module_name name, const chip_config& cfg)
+    : sc_module(name), noc("noc", sc_core::sc_time(cfg.noc.hop_latency_ns, sc_core::SC_NS)), host("host"), m_cfg(cfg),
+      m_pool(cfg.compute_threads), m_stats(basename()) {
+    auto hbm = make_hbm("hbm", cfg.hbm);
+    m_hbm = std::move(hbm.module);
+    m_hbm_stats = hbm.stats;
+    size_t port = 0;
+    noc.map(cfg.hbm_base, cfg.hbm.capacity_bytes, port, "hbm");
+    noc.out.bind(*hbm.in);
+    if (cfg.noc.hbm_port_gbps > 0) noc.limit_port(port, cfg.noc.hbm_port_gbps);
+    for (uint32_t i = 0; i < cfg.cores; ++i) {
+        std::string cn = "core" + std::to_string(i);
+        auto be = make_te_backend(cn + "_te_backend", cfg.core.te, &m_pool);
+        cores.push_back(std::make_unique<core::neuron_core>(cn.c_str(), cfg.core, *be.backend));
+        m_backends.push_back(std::move(be.module));
+        ++port;
+        noc.map(core_window(i), cfg.core.window, port, cn);
+        noc.out.bind(cores.back()->local.in);
+        if (cfg.noc.core_port_gbps > 0) noc.limit_port(port, cfg.noc.core_port_gbps);
+        for (auto& d : cores.back()->dma) d->out.bind(noc.in);
+    }
+    host.bind(noc.in);
+    m_stats.add(noc.stats());
+    if (m_hbm_stats) m_stats.add(*m_hbm_stats);
+    for (auto& c : cores) m_stats.add(c->stats());
+}
+
+chip::~chip() = default;
+
+stats::group& chip::hbm_stats() { return *m_hbm_stats; }
+
+void chip::host_write(uint64_t addr, const void* data, uint64_t len) {
+    if (tlmx::debug_transport(host, tlm::TLM_WRITE_COMMAND, addr, const_cast<void*>(data), len) != len)
+        throw std::out_of_range(std::string(name()) + ".host: write of " + std::to_string(len) + " bytes at " +
+                                tlmx::hex(addr) + " is not mapped");
+}
+
+void chip::host_read(uint64_t addr, void* data, uint64_t len) {
+    if (tlmx::debug_transport(host, tlm::TLM_READ_COMMAND, addr, data, len) != len)
+        throw std::out_of_range(std::string(name()) + ".host: read of " + std::to_string(len) + " bytes at " +
+                                tlmx::hex(addr) + " is not mapped");
+}
+
+} // namespace trnsim::platform

@@ -1,0 +1,48 @@
+// One chip assembled from its config: cores, HBM and the on-chip interconnect, with addresses from the config.
+// No modelling logic here: wiring only.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include <systemc>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "models/core/neuron_core.h"
+#include "models/tensor_engine/compute_pool.h"
+#include "models/tensor_engine/te_job.h"
+#include "platforms/config/platform_config.h"
+#include "tlm/router.h"
+#include "tlm/stats.h"
+
+namespace trnsim::platform {
+
+class chip : public sc_core::sc_module {
+public:
+    tlmx::router noc;                                    // in: DMA engines, host; out: HBM, core windows
+    tlm_utils::simple_initiator_socket<chip> host;       // host-side loader (backdoor, zero time)
+    std::vector<std::unique_ptr<core::neuron_core>> cores;
+
+    chip(sc_core::sc_module_name name, const chip_config& cfg);
+    ~chip() override;
+
+    const chip_config& config() const { return m_cfg; }
+    uint64_t core_window(uint32_t core) const { return m_cfg.core_base + uint64_t(core) * m_cfg.core_stride; }
+    // Host access to chip-global addresses (HBM, SBUF, PSUM); throws std::out_of_range for unmapped addresses.
+    void host_write(uint64_t addr, const void* data, uint64_t len);
+    void host_read(uint64_t addr, void* data, uint64_t len);
+
+    stats::group& stats() { return m_stats; }
+    double hbm_peak_gbps() const { return m_cfg.hbm.bandwidth_gbps; }
+    // The chip's HBM model as a stats source ("hbm.bytes_read", ...).
+    stats::group& hbm_stats();
+
+private:
+    const chip_config& m_cfg;
+    te::compute_pool m_pool;  // before the back ends that use it
+    std::vector<std::unique_ptr<sc_core::sc_module>> m_backends;
+    std::unique_ptr<sc_core::sc_module> m_hbm;
+    stats::group* m_hbm_stats = nullptr;
+    stats::group m_stats;
+};
+
+} // namespace trnsim::platform

@@ -1,0 +1,35 @@
+// Per-role factories: the config chooses the implementation, the builder stays free of switches.
+#pragma once
+#include <memory>
+#include <string>
+
+#include <systemc>
+#include <tlm>
+
+#include "models/hbm/hbm_config.h"
+#include "models/tensor_engine/compute_pool.h"
+#include "models/tensor_engine/te_config.h"
+#include "models/tensor_engine/te_job.h"
+#include "tlm/stats.h"
+
+namespace trnsim::platform {
+
+struct te_backend_handle {
+    std::unique_ptr<sc_core::sc_module> module;
+    te::te_backend_if* backend = nullptr;
+};
+// "tlm": the C++ model; "rtl": the Verilated matrix engine (if this build has it; else config_error).
+te_backend_handle make_te_backend(const std::string& name, const te::te_config& cfg, te::compute_pool* pool);
+
+struct hbm_handle {
+    std::unique_ptr<sc_core::sc_module> module;
+    tlm::tlm_target_socket<>* in = nullptr;
+    stats::group* stats = nullptr;
+};
+hbm_handle make_hbm(const std::string& name, const hbm::hbm_config& cfg);
+
+// Whether this build includes the RTL back end, and the array sizes it was built for ("8x8, 16x16").
+bool rtl_available();
+std::string rtl_sizes();
+
+} // namespace trnsim::platform

@@ -1,0 +1,8 @@
+// Built when the RTL co-simulation is not: the RTL back end is unavailable.
+#include "platforms/single_chip/factories.h"
+
+namespace trnsim::platform {
+bool rtl_available() { return false; }
+std::string rtl_sizes() { return ""; }
+te_backend_handle make_te_backend_rtl(const std::string&, const te::te_config&) { return {}; }
+} // namespace trnsim::platform

@@ -1,0 +1,43 @@
+// The GEMM workload: C[M][N] (FP32) = A[M][K] * B[K][N], with A stored transposed (A^T, K x M, the stationary
+// operand's natural layout) and B stored K x N, both in the input dtype, all row-major in HBM.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/core/instruction.h"
+#include "models/numerics/dtype.h"
+#include "platforms/config/platform_config.h"
+
+namespace trnsim::tb {
+
+struct gemm_spec {
+    uint64_t m = 1024, k = 1024, n = 1024;
+    numerics::dtype dtype = numerics::dtype::bf16;
+    uint64_t seed = 1;
+};
+
+struct gemm_layout {
+    uint64_t a_addr = 0, b_addr = 0, c_addr = 0;  // chip-global
+    uint64_t a_bytes = 0, b_bytes = 0, c_bytes = 0;
+};
+
+// Where the operands go in HBM; throws std::invalid_argument for zero dims or operands that do not fit.
+gemm_layout plan_layout(const gemm_spec& g, const platform::chip_config& chip);
+
+// How the compiler tiles the problem (for reports and tests).
+struct gemm_tiling {
+    uint32_t kt = 0, mt = 0, nt = 0;     // tile sizes: contraction per MATMUL, stationary columns, moving free size
+    uint64_t k_tiles = 0, m_tiles = 0, n_tiles = 0;
+    uint32_t block_m = 0, block_n = 0;   // output tiles accumulated together in PSUM
+    uint64_t blocks = 0;
+    uint64_t matmuls = 0, dmas = 0;
+};
+gemm_tiling plan_tiling(const gemm_spec& g, const platform::chip_config& chip);
+
+// Compiles the GEMM into one program per core: output blocks of block_m x block_n tiles are dealt to cores; for
+// each block, K is walked in tiles whose A^T and B tiles are DMA'd HBM -> SBUF into one of up to four buffers (so loads of
+// later steps overlap the matmuls of step i), multiplied into PSUM accumulators, and finally DMA'd PSUM -> HBM.
+std::vector<core::core_program> compile_gemm(const gemm_spec& g, const gemm_layout& l, const platform::chip_config& chip);
+
+} // namespace trnsim::tb

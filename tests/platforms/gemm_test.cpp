@@ -1,0 +1,121 @@
+// End-to-end GEMMs through the whole single-chip platform: HBM -> DMA -> SBUF -> TE -> PSUM -> DMA -> HBM, every
+// output element compared bit for bit with the golden GEMM. One platform (one kernel) per test case.
+#include <catch2/catch.hpp>
+
+#include "platforms/config/platform_config.h"
+#include "testbench/gemm/gemm_run.h"
+
+using namespace trnsim;
+
+namespace {
+// A small chip (16x16 array, 2 cores) so odd shapes cross many tile edges quickly.
+platform::platform_config small_chip(std::vector<std::string> extra = {}) {
+    std::vector<std::string> o = {"chip.cores=2",
+                                  "chip.core.te.rows=16",
+                                  "chip.core.te.cols=16",
+                                  "chip.core.te.n_max=32",
+                                  "chip.core.sbuf.partitions=16",
+                                  "chip.core.sbuf.partition_kib=4",
+                                  "chip.core.sbuf.banks=4",
+                                  "chip.core.psum.partitions=16",
+                                  "chip.core.psum.partition_kib=1",
+                                  "chip.core.psum.banks=16",
+                                  "chip.core.dma.engines=4",
+                                  "chip.hbm.capacity_gib=1"};
+    o.insert(o.end(), extra.begin(), extra.end());
+    return platform::load_platform("trn2", o);
+}
+
+tb::gemm_result run(const platform::platform_config& cfg, uint64_t m, uint64_t k, uint64_t n, numerics::dtype t) {
+    tb::gemm_spec g;
+    g.m = m;
+    g.k = k;
+    g.n = n;
+    g.dtype = t;
+    g.seed = m * 1000003 + k * 1009 + n;
+    tb::gemm_options opt;
+    opt.sim.progress_after_s = 0;
+    auto r = tb::run_gemm(cfg, g, opt);
+    INFO(r.first_mismatch);
+    REQUIRE(r.checked);
+    REQUIRE(r.mismatches == 0);
+    REQUIRE(r.pass);
+    REQUIRE(r.sim_ns > 0);
+    return r;
+}
+} // namespace
+
+#define ODD_GEMM_CASE(DT)                                                                              \
+    TEST_CASE("odd-shaped GEMM 37x53x71 in " #DT " matches the golden GEMM bit for bit", "[gemm]") { \
+        auto r = run(small_chip(), 37, 53, 71, numerics::dtype::DT);                                   \
+        REQUIRE(r.max_abs_err < 1e-4); /* FP32 accumulation error vs FP64, |values| < 1 */       \
+    }
+ODD_GEMM_CASE(fp32)
+ODD_GEMM_CASE(tf32)
+ODD_GEMM_CASE(bf16)
+ODD_GEMM_CASE(fp16)
+ODD_GEMM_CASE(fp8_e4m3)
+ODD_GEMM_CASE(fp8_e5m2)
+
+TEST_CASE("FP8 double-row GEMM (K per MATMUL = 2 x rows) matches", "[gemm]") {
+    auto r = run(small_chip({"chip.core.te.fp8_double_row=true"}), 29, 100, 45, numerics::dtype::fp8_e4m3);
+    REQUIRE(r.tiling.kt == 32);
+}
+
+TEST_CASE("GEMM 1x1x1 and a single full tile", "[gemm]") {
+    auto r = run(small_chip({"chip.cores=1"}), 1, 1, 1, numerics::dtype::bf16);
+    REQUIRE(r.tiling.matmuls == 1);
+}
+
+TEST_CASE("GEMM with more cores than output blocks and K much larger than the array", "[gemm]") {
+    auto r = run(small_chip({"chip.cores=4"}), 16, 300, 20, numerics::dtype::bf16);
+    REQUIRE(r.tiling.k_tiles == 19);
+}
+
+TEST_CASE("1024^3 BF16 on trn2 passes and its time is explained by the timing model", "[gemm][trn2]") {
+    auto cfg = platform::load_platform("trn2", {});
+    auto r = run(cfg, 1024, 1024, 1024, numerics::dtype::bf16);
+    // The array streams at full rate while it runs (N = 512 moving columns per MATMUL, back to back) ...
+    REQUIRE(r.te_stream_utilisation == Approx(1.0));
+    // ... so the elapsed time is bounded below by the compute and by the HBM traffic, and the rest is
+    // explained by per-core DMA bandwidth (16 engines x 27.2 GB/s), which the report shows.
+    REQUIRE(r.sim_ns >= r.min_time_compute_ns);
+    REQUIRE(r.sim_ns >= r.min_time_hbm_ns);
+    REQUIRE(r.tiling.matmuls == 8 * 8 * 2);
+    const double per_core_dma_ns = (r.dma_bytes / cfg.chip.cores) / (16 * 27.2);
+    REQUIRE(r.sim_ns >= per_core_dma_ns);
+    REQUIRE(r.sim_ns <= 3 * per_core_dma_ns + 3000);  // DMA-bound plus pipeline fill, not something unexplained
+}
+
+TEST_CASE("impossible GEMMs are rejected with a clear error", "[gemm][errors]") {
+    auto cfg = small_chip();
+    tb::gemm_spec g;
+    g.m = 0;
+    REQUIRE_THROWS_WITH(tb::run_gemm(cfg, g, {}), Catch::Contains("dimensions must be >= 1"));
+    g.m = g.k = g.n = 1 << 16;  // 16 GiB of FP32 C in a 1 GiB HBM
+    REQUIRE_THROWS_WITH(tb::run_gemm(cfg, g, {}), Catch::Contains("HBM (chip.hbm.capacity_gib) holds"));
+}
+
+TEST_CASE("config validation names the key path", "[config][errors]") {
+    using Catch::Contains;
+    REQUIRE_THROWS_WITH(platform::load_platform("nope", {}), Contains("unknown preset 'nope'") && Contains("trn2"));
+    REQUIRE_THROWS_WITH(platform::load_platform("trn2", {"chip.core.te.rowz=4"}), Contains("chip.core.te.rowz: unknown key"));
+    REQUIRE_THROWS_WITH(platform::load_platform("trn2", {"chip.core.te.rows=0"}), Contains("chip.core.te.rows: value 0 is out of range"));
+    REQUIRE_THROWS_WITH(platform::load_platform("trn2", {"chip.core.te.clock_ghz=fast"}), Contains("chip.core.te.clock_ghz: expected a number"));
+    REQUIRE_THROWS_WITH(platform::load_platform("trn2", {"chip.core.te.impl=verilog"}), Contains("chip.core.te.impl: 'verilog' is not one of: tlm, rtl"));
+    REQUIRE_THROWS_WITH(platform::load_platform("trn2", {"chip.core.te.rows=256"}), Contains("chip.core.sbuf.partitions: 128 partitions cannot feed 256"));
+    REQUIRE_THROWS_WITH(platform::load_platform("trn2", {"chip.core.psum.partition_kib=1"}), Contains("chip.core.psum.partition_kib"));
+    REQUIRE_THROWS_WITH(platform::load_platform("trn2", {"chip.hbm.interleave_bytes=300"}), Contains("chip.hbm.interleave_bytes: must be a power of two"));
+    REQUIRE_THROWS_WITH(platform::load_platform("trn2", {"chip.core.sbuf.banks=3"}), Contains("chip.core.sbuf.banks: 3 does not divide"));
+    // An SBUF too small for the double-buffered tiles fails when the GEMM is compiled.
+    auto cfg = platform::load_platform("trn2", {"chip.core.sbuf.partition_kib=2"});
+    tb::gemm_spec g;
+    REQUIRE_THROWS_WITH(tb::run_gemm(cfg, g, {}), Contains("chip.core.sbuf.partition_kib"));
+}
+
+TEST_CASE("every preset loads and validates", "[config]") {
+    for (const auto& p : platform::list_presets(platform::default_config_dir())) {
+        INFO(p);
+        REQUIRE_NOTHROW(platform::load_platform(p, {}));
+    }
+}
