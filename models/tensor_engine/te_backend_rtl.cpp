@@ -12,25 +12,32 @@ sc_core::sc_time clock_period(const te_config& cfg) { return sc_core::sc_time(1.
 
 } // namespace
 
-te_backend_rtl::te_backend_rtl(const sc_core::sc_module_name& name, const te_config& cfg)
-    : sc_core::sc_module(name), m_cfg(cfg), m_clk("clk", clock_period(cfg), 0.5, sc_core::SC_ZERO_TIME, true) {
+std::string te_backend_rtl::check(const te_config& cfg) {
     const rtl::me_rtl_build& b = rtl::me_rtl_build_params();
     std::ostringstream err;
-    if (cfg.ls_rows_per_cycle != b.ls_rows_per_cycle || cfg.min_ii != b.min_ii || cfg.n_max != b.n_max ||
-        cfg.pipeline_latency != b.pipeline_latency)
-        err << "the RTL was built with ls_rows_per_cycle=" << b.ls_rows_per_cycle << " min_ii=" << b.min_ii
-            << " n_max=" << b.n_max << " pipeline_latency=" << b.pipeline_latency << ", the configuration asks for "
-            << cfg.ls_rows_per_cycle << ", " << cfg.min_ii << ", " << cfg.n_max << ", " << cfg.pipeline_latency;
-    else if (cfg.fp8_double_row)
-        err << "fp8_double_row is TLM-only: the RTL has one MAC per PE";
-    if (err.str().empty()) {
-        if (!cfg.wave_file.empty()) rtl::me_rtl_trace_ever_on();  // before the model is built
-        m_rtl = rtl::make_me_rtl_adapter("rtl", cfg.rows, cfg.cols, m_clk);
-        if (!m_rtl)
-            err << "no RTL model of " << cfg.rows << "x" << cfg.cols << " was built (TRNSIM_RTL_SIZES: "
-                << rtl::me_rtl_sizes_string() << ")";
-    }
-    if (!err.str().empty()) SC_REPORT_FATAL(this->name(), err.str().c_str());
+    auto built = [&](const char* key, uint32_t want, uint32_t have) {
+        if (err.str().empty() && want != have)
+            err << key << ": the RTL was built with " << have << " (rtl/CMakeLists.txt), not " << want;
+    };
+    bool size_ok = false;
+    for (const auto& [r, c] : rtl::me_rtl_sizes()) size_ok |= r == cfg.rows && c == cfg.cols;
+    if (!size_ok)
+        err << "rows, cols: no RTL model of " << cfg.rows << "x" << cfg.cols << " was built (TRNSIM_RTL_SIZES: "
+            << rtl::me_rtl_sizes_string() << ")";
+    built("ls_rows_per_cycle", cfg.ls_rows_per_cycle, b.ls_rows_per_cycle);
+    built("min_ii", cfg.min_ii, b.min_ii);
+    built("n_max", cfg.n_max, b.n_max);
+    built("pipeline_latency", cfg.pipeline_latency, b.pipeline_latency);
+    if (err.str().empty() && cfg.fp8_double_row) err << "fp8_double_row: TLM-only (the RTL has one MAC per PE)";
+    return err.str();
+}
+
+te_backend_rtl::te_backend_rtl(const sc_core::sc_module_name& name, const te_config& cfg)
+    : sc_core::sc_module(name), m_cfg(cfg), m_clk("clk", clock_period(cfg), 0.5, sc_core::SC_ZERO_TIME, true) {
+    const std::string err = check(cfg);
+    if (!err.empty()) SC_REPORT_FATAL(this->name(), err.c_str());
+    if (!cfg.wave_file.empty()) rtl::me_rtl_trace_ever_on();  // before the model is built
+    m_rtl = rtl::make_me_rtl_adapter("rtl", cfg.rows, cfg.cols, m_clk);
 }
 
 te_backend_rtl::~te_backend_rtl() = default;

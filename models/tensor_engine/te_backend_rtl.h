@@ -5,6 +5,7 @@
 // activity and fills job.out and the cycle stamps. Cycle 0 starts at simulation time 0. Built into trnsim_rtl.
 #pragma once
 #include <memory>
+#include <string>
 
 #include <systemc>
 
@@ -17,8 +18,12 @@ namespace trnsim::te {
 
 class te_backend_rtl : public sc_core::sc_module, public te_backend_if {
 public:
+    // Fatal error (sc_report) when check(cfg) fails.
     te_backend_rtl(const sc_core::sc_module_name& name, const te_config& cfg);
     ~te_backend_rtl() override;
+
+    // Why this build's RTL cannot run `cfg`, as "<te config key>: reason", or "" when it can.
+    static std::string check(const te_config& cfg);
 
     // Blocks (waits) while the RTL cannot accept the job's command; see te_backend_if.
     void submit(te_job&& job) override;
