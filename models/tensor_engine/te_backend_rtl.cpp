@@ -1,16 +1,11 @@
 #include "models/tensor_engine/te_backend_rtl.h"
 
+#include <cmath>
 #include <sstream>
 
 #include "testbench/rtl_adapter/me_rtl_adapter.h"
 
 namespace trnsim::te {
-
-namespace {
-
-sc_core::sc_time clock_period(const te_config& cfg) { return sc_core::sc_time(1.0 / cfg.clock_ghz, sc_core::SC_NS); }
-
-} // namespace
 
 std::string te_backend_rtl::check(const te_config& cfg) {
     const rtl::me_rtl_build& b = rtl::me_rtl_build_params();
@@ -28,16 +23,15 @@ std::string te_backend_rtl::check(const te_config& cfg) {
     built("min_ii", cfg.min_ii, b.min_ii);
     built("n_max", cfg.n_max, b.n_max);
     built("pipeline_latency", cfg.pipeline_latency, b.pipeline_latency);
-    if (err.str().empty() && cfg.fp8_double_row) err << "fp8_double_row: TLM-only (the RTL has one MAC per PE)";
     return err.str();
 }
 
 te_backend_rtl::te_backend_rtl(const sc_core::sc_module_name& name, const te_config& cfg)
-    : sc_core::sc_module(name), m_cfg(cfg), m_clk("clk", clock_period(cfg), 0.5, sc_core::SC_ZERO_TIME, true) {
+    : sc_core::sc_module(name), m_cfg(cfg), m_spec(cfg) {
     const std::string err = check(cfg);
     if (!err.empty()) SC_REPORT_FATAL(this->name(), err.c_str());
     if (!cfg.wave_file.empty()) rtl::me_rtl_trace_ever_on();  // before the model is built
-    m_rtl = rtl::make_me_rtl_adapter("rtl", cfg.rows, cfg.cols, m_clk);
+    m_rtl = rtl::make_me_rtl_adapter("rtl", cfg.rows, cfg.cols, cfg.clock_ghz);
 }
 
 te_backend_rtl::~te_backend_rtl() = default;
@@ -46,7 +40,23 @@ void te_backend_rtl::start_of_simulation() {
     if (!m_cfg.wave_file.empty()) m_rtl->open_trace(m_cfg.wave_file);
 }
 
-void te_backend_rtl::submit(te_job&& job) { m_rtl->submit(std::move(job)); }
+void te_backend_rtl::submit(te_job&& job) {
+    if (m_cfg.fp8_double_row && (job.in_type == numerics::dtype::fp8_e4m3 || job.in_type == numerics::dtype::fp8_e5m2))
+        SC_REPORT_ERROR(name(), "FP8 with fp8_double_row is TLM-only: the RTL has one MAC per PE");
+    const double cycles = sc_core::sc_time_stamp().to_seconds() * m_cfg.clock_ghz * 1e9;
+    const te_schedule want = m_spec.schedule(job.in_type, job.k, job.n, uint64_t(std::ceil(cycles - 1e-6)));
+    job.on_done = [this, want, cb = std::move(job.on_done)](te_job& j) {
+        if (j.load_start != want.load_start || j.stream_start != want.stream_start || j.done != want.done) {
+            std::ostringstream os;
+            os << "job " << j.id << ": RTL load_start/stream_start/done " << j.load_start << "/" << j.stream_start
+               << "/" << j.done << ", docs/tensor_engine.md schedule " << want.load_start << "/"
+               << want.stream_start << "/" << want.done;
+            SC_REPORT_WARNING(name(), os.str().c_str());
+        }
+        if (cb) cb(j);
+    };
+    m_rtl->submit(std::move(job));
+}
 
 uint64_t te_backend_rtl::cycles() const { return m_rtl->cycles(); }
 

@@ -1,8 +1,10 @@
 // Tensor Engine compute back end running the Verilated matrix engine RTL (rtl/matrix_engine).
 //
-// Owns the engine clock (te_config::clock_ghz), the Verilated model of the configured rows x cols (one of the
-// sizes built, TRNSIM_RTL_SIZES) and its transactor (testbench/rtl_adapter), which turns each te_job into pin
-// activity and fills job.out and the cycle stamps. Cycle 0 starts at simulation time 0. Built into trnsim_rtl.
+// Owns the Verilated model of the configured rows x cols (one of the sizes built, TRNSIM_RTL_SIZES), its clock at
+// te_config::clock_ghz and its transactor (testbench/rtl_adapter), which turns each te_job into pin activity and
+// fills job.out and the cycle stamps. Cycle c starts at the C++ back end's time of cycle c (te_clock:
+// round(c * 1000 / clock_ghz) ps), so both back ends stamp, accept and complete jobs at the same times; the clock
+// stops while the engine is idle. Built into trnsim_rtl.
 #pragma once
 #include <memory>
 #include <string>
@@ -11,6 +13,7 @@
 
 #include "models/tensor_engine/te_config.h"
 #include "models/tensor_engine/te_job.h"
+#include "models/tensor_engine/te_timing.h"
 
 namespace trnsim::rtl { class me_rtl_adapter_if; }
 
@@ -25,7 +28,8 @@ public:
     // Why this build's RTL cannot run `cfg`, as "<te config key>: reason", or "" when it can.
     static std::string check(const te_config& cfg);
 
-    // Blocks (waits) while the RTL cannot accept the job's command; see te_backend_if.
+    // Blocks (waits) while the RTL cannot accept the job's command; see te_backend_if. Every job's stamps are
+    // checked against te_timing::schedule() (docs/tensor_engine.md): a difference is an SC_REPORT_WARNING.
     void submit(te_job&& job) override;
 
     uint64_t cycles() const;  // RTL clock cycles simulated so far
@@ -34,7 +38,7 @@ private:
     void start_of_simulation() override;
 
     const te_config& m_cfg;
-    sc_core::sc_clock m_clk;
+    te_timing m_spec;
     std::unique_ptr<rtl::me_rtl_adapter_if> m_rtl;
 };
 

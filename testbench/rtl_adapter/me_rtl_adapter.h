@@ -20,18 +20,19 @@ struct me_rtl_build {
     const char* trace_format;  // "fst", "vcd" or "" (no trace support compiled in)
 };
 
-// One Verilated matrix engine and its transactor, clocked by the clock given at construction.
-//  * submit(): presents the job's command and weights from the current cycle (from the next one when called
-//    between clock edges), waits until the RTL accepts the command and returns; moving beats follow as the RTL
-//    accepts them, the output beats fill job.out, and job.on_done runs at the cycle of the last output beat.
-//  * Cycle c of the stamps is the clock period that starts at c * period (the reset edge is at time 0).
+// One Verilated matrix engine, its clock and its transactor.
+//  * submit(): presents the job's command and weights from the first cycle that starts at or after now, returns
+//    in the cycle the RTL accepts the command (load_start); moving beats follow as the RTL accepts them, the
+//    output beats fill job.out, and job.on_done runs at the start of the cycle of the last output beat (done).
+//  * Cycle c starts at round(c * 1000 / clock_ghz) ps, the cycle times of the C++ back end (te_clock); the reset
+//    edge is cycle 0 at time 0. The clock stops while no job is outstanding.
 class me_rtl_adapter_if : public te::te_backend_if {
 public:
     virtual uint32_t rows() const = 0;
     virtual uint32_t cols() const = 0;
     // Opens a waveform of the RTL (format from the file extension); call after elaboration.
     virtual void open_trace(const std::string& file) = 0;
-    virtual uint64_t cycles() const = 0;  // clock cycles simulated so far
+    virtual uint64_t cycles() const = 0;  // clock cycles the model was evaluated (not clocked while idle)
 };
 
 const me_rtl_build& me_rtl_build_params();
@@ -42,7 +43,7 @@ std::string me_rtl_sizes_string();                           // "8x8, 16x16"
 void me_rtl_trace_ever_on();
 
 // nullptr when no model of that size was built.
-std::unique_ptr<me_rtl_adapter_if> make_me_rtl_adapter(const char* name, uint32_t rows,
-                                                       uint32_t cols, sc_core::sc_clock& clk);
+std::unique_ptr<me_rtl_adapter_if> make_me_rtl_adapter(const char* name, uint32_t rows, uint32_t cols,
+                                                       double clock_ghz);
 
 } // namespace trnsim::rtl

@@ -1,6 +1,8 @@
 // The transactor for one Verilated matrix engine size (see me_rtl_adapter.h). Included only by the generated
 // factory of library trnsim_rtl, which instantiates it for every model it builds.
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -60,8 +62,8 @@ public:
     SC_HAS_PROCESS(me_rtl_adapter);
 
     // `name` by value: it must live until the members (the model) are constructed.
-    me_rtl_adapter(sc_core::sc_module_name name, sc_core::sc_clock& clk)
-        : sc_core::sc_module(name), m_clk(clk), m_period(clk.period()), m_top("me_top") {
+    me_rtl_adapter(sc_core::sc_module_name name, double clock_ghz)
+        : sc_core::sc_module(name), m_ghz(clock_ghz), m_top("me_top") {
         m_rst_n.write(false);  // the first rising edge (time 0) resets the RTL
         m_out_ready.write(true);
         m_top.clk(m_clk);
@@ -83,6 +85,7 @@ public:
         m_top.out_last(m_out_last);
         m_top.out_data(m_out_data);
         m_top.idle(m_idle);
+        SC_THREAD(clock);
         SC_THREAD(run);
     }
 
@@ -90,7 +93,7 @@ public:
 
     uint32_t rows() const override { return ROWS; }
     uint32_t cols() const override { return COLS; }
-    uint64_t cycles() const override { return m_cycle; }
+    uint64_t cycles() const override { return m_clocked; }
 
     void submit(te::te_job&& job) override {
         check(job);
@@ -98,15 +101,17 @@ public:
         const uint64_t id = m_next_seq++;
         slot s;
         s.seq = id;
-        s.ready = uint64_t((now + m_period - sc_core::sc_time(1, sc_core::SC_PS)) / m_period);  // first edge >= now
+        s.ready = cycle_at_or_after(now);
         s.beats_w = (job.k + build().ls_rows_per_cycle - 1) / build().ls_rows_per_cycle;
         s.job = std::move(job);
         s.job.out.assign(size_t(s.job.m) * s.job.n, 0.0f);
         m_jobs.push_back(std::move(s));
         // The adapter's thread presents it (one writer per signal): from this cycle when called on a clock edge.
         m_dirty = true;
+        m_want_sleep = false;
+        m_wake_ev.notify(sc_core::SC_ZERO_TIME);
         m_submit_ev.notify(sc_core::SC_ZERO_TIME);
-        while (m_cmd_accepted < id + 1) wait(m_accept_ev);
+        while (m_cmd_granted < id + 1) wait(m_accept_ev);
     }
 
     void open_trace(const std::string& file) override {
@@ -166,12 +171,21 @@ private:
         return &m_jobs[size_t(seq - m_done_seq)];
     }
 
-    uint64_t cycle_now() const { return uint64_t(sc_core::sc_time_stamp() / m_period); }
+    // Cycle c starts at time_of(c), the Tensor Engine's cycle times (te_clock of the C++ back end).
+    uint64_t cycle_at_or_after(const sc_core::sc_time& t) const {
+        return uint64_t(std::ceil(t.to_seconds() * m_ghz * 1e9 - 1e-6));
+    }
+    sc_core::sc_time time_of(double cycle) const {
+        return sc_core::sc_time(std::round(cycle * 1000.0 / m_ghz), sc_core::SC_PS);
+    }
+    void wait_until(const sc_core::sc_time& t) {
+        if (t > sc_core::sc_time_stamp()) wait(t - sc_core::sc_time_stamp());
+    }
 
     // Presents the inputs of the current cycle from the state of the jobs. Idempotent within a cycle.
     void drive() {
         m_dirty = false;
-        const uint64_t c = cycle_now();
+        const uint64_t c = m_cycle;
         // command and weights: the job whose command is next (commands are accepted one at a time, after the
         // previous job's last weight beat)
         slot* wj = at(m_w_seq);
@@ -216,21 +230,49 @@ private:
         }
     }
 
+    // The engine clock: rising edge of cycle c at time_of(c), falling edge half-way. It stops after a cycle in which
+    // no job is outstanding (an idle engine costs no evaluation and leaves no pending event) and restarts with the
+    // first cycle that starts at or after the next submit().
+    void clock() {
+        uint64_t c = 0;
+        for (;;) {
+            wait_until(time_of(double(c)));
+            m_cycle = c;
+            m_clk.write(true);
+            wait_until(time_of(double(c) + 0.5));
+            m_clk.write(false);
+            c++;
+            if (m_want_sleep) {
+                m_stopped = true;
+                wait(m_wake_ev);
+                m_stopped = false;
+                c = std::max(c, cycle_at_or_after(sc_core::sc_time_stamp()));
+            }
+        }
+    }
+
     void run() {
         for (;;) {
             wait(m_clk.posedge_event() | m_submit_ev);
-            if (!m_clk.posedge()) {  // a job was submitted between edges or after this edge's drive()
-                if (m_dirty) drive();
+            const sc_core::sc_time now = sc_core::sc_time_stamp();
+            if (!m_clk.posedge()) {
+                // A job was submitted. On a clock edge still to come in this time step, or with the clock stopped,
+                // the processing of that edge presents it: driving now would reach the model before the edge.
+                const bool edge_pending = m_stopped || (time_of(double(cycle_at_or_after(now))) == now &&
+                                                        m_last_edge != now);
+                if (m_dirty && !edge_pending) {
+                    drive();
+                    settle_and_grant();
+                }
                 continue;
             }
-            const uint64_t c = cycle_now();
-            m_cycle = c;
+            m_last_edge = now;
+            m_clocked++;
+            const uint64_t c = m_cycle;
             if (m_reset_done) {
-                // handshakes of cycle c - 1
-                if (m_drv_cmd && m_cmd_ready.read()) {
-                    m_cmd_accepted++;
-                    m_accept_ev.notify(sc_core::SC_ZERO_TIME);
-                }
+                // handshakes of cycle c - 1 (the model evaluates this edge in this delta: reads see cycle c - 1)
+                if (m_drv_cmd && m_cmd_ready.read()) m_cmd_accepted++;
+                if (m_cmd_accepted != m_cmd_granted) SC_REPORT_ERROR(name(), "command handshake not as granted");
                 if (m_drv_w && m_w_ready.read()) {
                     slot* s = at(m_w_seq);
                     if (m_w_beat == 0) s->job.load_start = c - 1;
@@ -249,6 +291,21 @@ private:
             wait(sc_core::SC_ZERO_TIME);
             if (m_out_valid.read()) collect(c);
             if (m_dirty) drive();
+            settle_and_grant();
+            m_want_sleep = m_jobs.empty();
+        }
+    }
+
+    // Once the inputs of this cycle have reached the model's outputs (one delta per evaluation), a command
+    // presented with cmd_ready high is accepted at the end of the cycle: submit() returns in the cycle the RTL
+    // accepts it (load_start), as with the C++ back end. The next edge checks the handshake against the grant.
+    void settle_and_grant() {
+        if (!m_drv_cmd || m_cmd_granted != m_cmd_accepted) return;  // no command waiting for its grant
+        wait(sc_core::SC_ZERO_TIME);
+        wait(sc_core::SC_ZERO_TIME);
+        if (m_drv_cmd && m_cmd_ready.read() && m_cmd_granted == m_cmd_accepted) {
+            m_cmd_granted = m_cmd_accepted + 1;
+            m_accept_ev.notify(sc_core::SC_ZERO_TIME);
         }
     }
 
@@ -286,10 +343,9 @@ private:
 #endif
     }
 
-    sc_core::sc_clock& m_clk;
-    const sc_core::sc_time m_period;
+    const double m_ghz;
     VTop m_top;
-    sc_core::sc_signal<bool> m_rst_n{"rst_n"}, m_cmd_valid{"cmd_valid"}, m_cmd_ready{"cmd_ready"};
+    sc_core::sc_signal<bool> m_clk{"clk"}, m_rst_n{"rst_n"}, m_cmd_valid{"cmd_valid"}, m_cmd_ready{"cmd_ready"};
     sc_core::sc_signal<dtype_t> m_cmd_dtype{"cmd_dtype"};
     sc_core::sc_signal<cmd_field_t> m_cmd_k{"cmd_k"}, m_cmd_m{"cmd_m"}, m_cmd_n{"cmd_n"};
     sc_core::sc_signal<bool> m_w_valid{"w_valid"}, m_w_ready{"w_ready"};
@@ -301,11 +357,14 @@ private:
     sc_core::sc_signal<bool> m_idle{"idle"};
 
     std::deque<slot> m_jobs;  // submitted and not complete, in order; front is m_done_seq
-    uint64_t m_next_seq = 0, m_done_seq = 0, m_cmd_accepted = 0, m_w_seq = 0, m_m_seq = 0, m_cycle = 0;
+    uint64_t m_next_seq = 0, m_done_seq = 0, m_cmd_accepted = 0, m_cmd_granted = 0, m_w_seq = 0, m_m_seq = 0;
+    uint64_t m_cycle = 0, m_clocked = 0;
     uint32_t m_w_beat = 0, m_m_beat = 0, m_o_beat = 0;
     std::pair<uint64_t, uint32_t> m_w_presented{~0ull, 0}, m_m_presented{~0ull, 0};
     bool m_drv_cmd = false, m_drv_w = false, m_drv_m = false, m_reset_done = false, m_dirty = false;
-    sc_core::sc_event m_accept_ev, m_submit_ev;
+    bool m_want_sleep = false, m_stopped = false;
+    sc_core::sc_time m_last_edge = sc_core::SC_ZERO_TIME;
+    sc_core::sc_event m_accept_ev, m_submit_ev, m_wake_ev;
 #if VM_TRACE_FST
     std::unique_ptr<VerilatedFstSc> m_fst;
 #endif

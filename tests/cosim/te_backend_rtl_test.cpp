@@ -3,6 +3,7 @@
 // out, cycle stamps and on_done time are checked.
 //   te_backend_rtl_test --size 16x16 [--mode b2b|gaps] [--seed S] [--jobs N] [--wave file.fst]
 #include <chrono>
+#include <cmath>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -34,7 +35,7 @@ public:
     driver(const sc_core::sc_module_name& name, const options& opt, const te::te_config& cfg,
            te::te_backend_if& be)
         : sc_core::sc_module(name), m_opt(opt), m_cfg(cfg), m_be(be), m_timing(cfg), m_stim(opt.seed),
-          m_period(1.0 / cfg.clock_ghz, sc_core::SC_NS) {
+          m_ghz(cfg.clock_ghz) {
         const std::vector<dtype> types = {dtype::bf16, dtype::fp16, dtype::fp8_e4m3, dtype::fp8_e5m2};
         uint64_t ready = 0;
         te::te_timing t(cfg);
@@ -63,11 +64,10 @@ private:
     void run() {
         for (size_t i = 0; i < m_tiles.size(); i++) {
             const tile& x = m_tiles[i];
-            const sc_core::sc_time at = m_period * double(x.ready);
+            const sc_core::sc_time at = time_of(x.ready);
             if (sc_core::sc_time_stamp() < at) wait(at - sc_core::sc_time_stamp());
-            // operands ready from the first clock edge at or after now
-            const sc_core::sc_time now = sc_core::sc_time_stamp();
-            const uint64_t ready = uint64_t(std::ceil(now / m_period - 1e-9));
+            // operands ready from the first cycle that starts at or after now
+            const uint64_t ready = cycle_at_or_after(sc_core::sc_time_stamp());
             m_expect.push_back(m_timing.schedule(x.type, x.k, x.n, ready));
             te::te_job job;
             job.id = i;
@@ -88,12 +88,28 @@ private:
             job.moving = pack(x.x);
             job.on_done = [this](te::te_job& j) { check(j); };
             m_be.submit(std::move(job));
+            // submit() returns in the cycle the RTL accepts the command, as the C++ back end does
+            if (sc_core::sc_time_stamp() != time_of(m_expect.back().load_start))
+                fail("job %zu: submit() returned at %s, expected load_start %" PRIu64, i,
+                     sc_core::sc_time_stamp().to_string().c_str(), m_expect.back().load_start);
         }
+    }
+
+    // The Tensor Engine's cycle times (te_clock of the C++ back end).
+    uint64_t cycle_at_or_after(const sc_core::sc_time& t) const {
+        return uint64_t(std::ceil(t.to_seconds() * m_ghz * 1e9 - 1e-6));
+    }
+    sc_core::sc_time time_of(uint64_t c) const {
+        return sc_core::sc_time(std::round(double(c) * 1000.0 / m_ghz), sc_core::SC_PS);
     }
 
     void check(te::te_job& j) {
         const tile& x = m_tiles[j.id];
         const te::te_schedule& e = m_expect[j.id];
+        if (std::getenv("TE_RTL_DEBUG"))
+            std::printf("job %" PRIu64 " k=%u n=%u ready %" PRIu64 ": %" PRIu64 "/%" PRIu64 "/%" PRIu64 " schedule %" PRIu64
+                        "/%" PRIu64 "/%" PRIu64 "\n", j.id, x.k, x.n, x.ready, j.load_start, j.stream_start, j.done,
+                        e.load_start, e.stream_start, e.done);
         if (j.id != completed) fail("job %" PRIu64 " completed out of order", j.id);
         completed++;
         for (uint32_t c = 0; c < x.m; c++)
@@ -107,7 +123,7 @@ private:
             fail("job %" PRIu64 " (k=%u n=%u): load_start/stream_start/done = %" PRIu64 "/%" PRIu64 "/%" PRIu64
                  ", schedule %" PRIu64 "/%" PRIu64 "/%" PRIu64, j.id, x.k, x.n, j.load_start, j.stream_start,
                  j.done, e.load_start, e.stream_start, e.done);
-        if (sc_core::sc_time_stamp() != m_period * double(j.done))
+        if (sc_core::sc_time_stamp() != time_of(j.done))
             fail("job %" PRIu64 ": on_done at %s, expected cycle %" PRIu64, j.id,
                  sc_core::sc_time_stamp().to_string().c_str(), j.done);
         if (completed == m_tiles.size() || errors >= 20) sc_core::sc_stop();
@@ -118,7 +134,7 @@ private:
     te::te_backend_if& m_be;
     te::te_timing m_timing;
     stimulus m_stim;
-    sc_core::sc_time m_period;
+    double m_ghz;
     std::vector<tile> m_tiles;
     std::vector<te::te_schedule> m_expect;
 };
