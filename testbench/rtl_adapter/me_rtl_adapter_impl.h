@@ -28,7 +28,8 @@ namespace trnsim::rtl {
 namespace detail {
 
 // Fields of port values: integral (ports up to 64 bits) or sc_bv (wider).
-template <class T> inline std::enable_if_t<std::is_integral_v<T>> set_field(T& v, unsigned lsb, unsigned w, uint32_t x) {
+template <class T>
+inline std::enable_if_t<std::is_integral_v<T>> set_field(T& v, unsigned lsb, unsigned w, uint32_t x) {
     const T mask = T((w >= 32 ? 0xFFFFFFFFull : ((1ull << w) - 1)) << lsb);
     v = T((v & ~mask) | ((T(x) << lsb) & mask));
 }
@@ -209,7 +210,9 @@ private:
             for (uint32_t q = 0; q < ls; q++)
                 for (uint32_t col = 0; col < j.m; col++) {
                     const uint32_t kk = m_w_beat * ls + q;
-                    if (kk < j.k) detail::set_field(v, (q * COLS + col) * 16, 16, element(j.stationary, size_t(kk) * j.m + col, bytes));
+                    if (kk < j.k)
+                        detail::set_field(v, (q * COLS + col) * 16, 16,
+                                          element(j.stationary, size_t(kk) * j.m + col, bytes));
                 }
             m_w_data.write(v);
             m_w_presented = {m_w_seq, m_w_beat};

@@ -107,9 +107,9 @@ private:
         const tile& x = m_tiles[j.id];
         const te::te_schedule& e = m_expect[j.id];
         if (std::getenv("TE_RTL_DEBUG"))
-            std::printf("job %" PRIu64 " k=%u n=%u ready %" PRIu64 ": %" PRIu64 "/%" PRIu64 "/%" PRIu64 " schedule %" PRIu64
-                        "/%" PRIu64 "/%" PRIu64 "\n", j.id, x.k, x.n, x.ready, j.load_start, j.stream_start, j.done,
-                        e.load_start, e.stream_start, e.done);
+            std::printf("job %" PRIu64 " k=%u n=%u ready %" PRIu64 ": %" PRIu64 "/%" PRIu64 "/%" PRIu64
+                        " schedule %" PRIu64 "/%" PRIu64 "/%" PRIu64 "\n", j.id, x.k, x.n, x.ready, j.load_start,
+                        j.stream_start, j.done, e.load_start, e.stream_start, e.done);
         if (j.id != completed) fail("job %" PRIu64 " completed out of order", j.id);
         completed++;
         for (uint32_t c = 0; c < x.m; c++)
