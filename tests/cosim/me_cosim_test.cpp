@@ -1,10 +1,10 @@
 // Cycle- and bit-exact co-simulation of the matrix engine RTL (rtl/matrix_engine, Verilated in C++ mode) against
 // the golden PE arithmetic and the closed-form timing te_timing::schedule() (docs/tensor_engine.md).
 //
-// Random tiles (types, k <= ROWS, m <= COLS, n <= N_MAX, special values) are driven back to back, every input
-// presented as early as the ports allow. Every output bit is compared with the golden Y, and each tile's
-// load_start (first weight beat accepted), stream_start (first moving beat accepted) and done (last output beat
-// valid) with the schedule.
+// Corner tiles, then random tiles (types, k <= ROWS, m <= COLS, n <= N_MAX, special values) are driven back to
+// back, every input presented as early as the ports allow. Every output bit is compared with the golden Y, and
+// each tile's load_start (first weight beat accepted), stream_start (first moving beat accepted) and done (last
+// output beat valid) with the schedule.
 //   --mode b2b     operands of every tile ready at cycle 0 (steady state: load overlaps stream)
 //   --mode gaps    random operand-ready cycles (isolated tiles, partial overlaps)
 //   --mode stall   random input bubbles and output back-pressure: results checked, timing not
@@ -66,8 +66,9 @@ int main(int argc, char** argv) {
     std::vector<tile> tiles;
     std::vector<te::te_schedule> expect;
     uint64_t ready = 0;
+    std::vector<tile> directed = stim.directed_tiles(types, ROWS, COLS, N_MAX, MIN_II, LS);
     for (uint32_t i = 0; i < ntiles; i++) {
-        tile t = stim.random_tile(types, ROWS, COLS, N_MAX, MIN_II, LS);
+        tile t = i < directed.size() ? std::move(directed[i]) : stim.random_tile(types, ROWS, COLS, N_MAX, MIN_II, LS);
         if (mode == "gaps" && i > 0 && !stim.chance(0.3))
             ready += stim.uniform(0, 3 * uint32_t(timing.weight_load_cycles(t.type, t.k) +
                                                   timing.stream_cycles(t.type, t.n) + timing.drain_cycles()));

@@ -102,6 +102,34 @@ public:
         return t;
     }
 
+    // Corner tiles (geometry extremes, N around MIN_II, W = 1 and W = max, single-column tiles back to back),
+    // types in turn; values from the profiles.
+    std::vector<tile> directed_tiles(const std::vector<dtype>& types, uint32_t rows, uint32_t cols, uint32_t n_max,
+                                     uint32_t min_ii, uint32_t ls) {
+        auto cl = [](uint32_t v, uint32_t hi) { return std::max(1u, std::min(v, hi)); };
+        const uint32_t shapes[][3] = {  // k, m, n
+            {rows, cols, 1}, {1, 1, 1}, {rows, cols, n_max}, {ls, cols, min_ii}, {ls + 1, 1, min_ii + 1},
+            {rows, cols, min_ii - 1}, {1, cols, 1}, {1, cols, 1}, {rows, 1, 1}, {rows, cols, 1}, {ls, cols, n_max},
+            {rows, cols, n_max}, {1, 1, min_ii}, {rows, cols, 2}};
+        std::vector<tile> out;
+        size_t i = 0;
+        for (const auto& sh : shapes) {
+            tile t;
+            t.type = types[i % types.size()];
+            t.k = cl(sh[0], rows);
+            t.m = cl(sh[1], cols);
+            t.n = cl(sh[2], n_max);
+            m_profile = unsigned(i++ % 5);
+            t.s.resize(size_t(t.k) * t.m);
+            t.x.resize(size_t(t.k) * t.n);
+            for (auto& v : t.s) v = element(t.type);
+            for (auto& v : t.x) v = element(t.type);
+            compute_golden(t);
+            out.push_back(std::move(t));
+        }
+        return out;
+    }
+
     // A raw element of format t under the current profile.
     uint16_t element(dtype t) {
         const fmt f = format_of(t);
