@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <vector>
 
 #include "testbench/rtl_adapter/me_rtl_adapter.h"
 
@@ -36,8 +37,35 @@ te_backend_rtl::te_backend_rtl(const sc_core::sc_module_name& name, const te_con
 
 te_backend_rtl::~te_backend_rtl() = default;
 
+namespace {
+
+// The RTL back ends of the simulation, in hierarchy order.
+void find_backends(const std::vector<sc_core::sc_object*>& objs, std::vector<const te_backend_rtl*>& out) {
+    for (const sc_core::sc_object* o : objs) {
+        if (auto* b = dynamic_cast<const te_backend_rtl*>(o)) out.push_back(b);
+        find_backends(o->get_child_objects(), out);
+    }
+}
+
+} // namespace
+
 void te_backend_rtl::start_of_simulation() {
-    if (!m_cfg.wave_file.empty()) m_rtl->open_trace(m_cfg.wave_file);
+    if (m_cfg.wave_file.empty()) return;
+    // Several engines may share one configuration: the first takes the file name, the others insert their own
+    // name before the extension (wave.fst, wave.chip0.core1_te_backend.fst, ...).
+    std::vector<const te_backend_rtl*> all;
+    find_backends(sc_core::sc_get_top_level_objects(), all);
+    std::string file = m_cfg.wave_file;
+    for (const te_backend_rtl* b : all) {
+        if (b == this) break;
+        if (b->m_cfg.wave_file == m_cfg.wave_file) {
+            const size_t dot = file.find_last_of('.');
+            file = file.substr(0, dot) + "." + name() + (dot == std::string::npos ? "" : file.substr(dot));
+            break;
+        }
+    }
+    SC_REPORT_INFO(name(), ("RTL waveform: " + file).c_str());
+    m_rtl->open_trace(file);
 }
 
 void te_backend_rtl::submit(te_job&& job) {
