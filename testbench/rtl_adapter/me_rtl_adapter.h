@@ -23,7 +23,8 @@ struct me_rtl_build {
 // One Verilated matrix engine, its clock and its transactor.
 //  * submit(): presents the job's command and weights from the first cycle that starts at or after now, returns
 //    in the cycle the RTL accepts the command (load_start); moving beats follow as the RTL accepts them, the
-//    output beats fill job.out, and job.on_done runs at the start of the cycle of the last output beat (done).
+//    output beats fill job.out, and job.on_done runs at the start of the cycle of the last output beat (done),
+//    from the transactor's thread: it must not wait().
 //  * Cycle c starts at round(c * 1000 / clock_ghz) ps, the cycle times of the C++ back end (te_clock); the reset
 //    edge is cycle 0 at time 0. The clock stops while no job is outstanding.
 class me_rtl_adapter_if : public te::te_backend_if {
