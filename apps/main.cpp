@@ -1,12 +1,19 @@
 // trnsim: the command line. Thin: parses options, loads the platform config, calls the testbench drivers.
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <unistd.h>
 #include <iostream>
 
 #include <systemc>
 
 #include "apps/args.h"
+#include "apps/observers.h"
 #include "apps/report.h"
+#include "apps/sweep.h"
 #include "platforms/config/platform_config.h"
 #include "platforms/single_chip/factories.h"
 #include "testbench/gemm/gemm_run.h"
@@ -19,13 +26,18 @@ const char* USAGE = R"(usage: trnsim <command> [options]
 
 commands:
   run       simulate a workload on a platform and print a report
+  sweep     run a design-space sweep (parallel processes, Slurm or GNU parallel), collect its results
+  plot      roofline | pareto | utilisation plots (PNG, SVG) of runs, sweeps and timelines (apps/trnsim_plot.py)
   list      list presets and workloads
   help      this text
 
 trnsim run [--preset NAME | --config FILE] [--set key.path=value ...] [--workload gemm]
            [--m M] [--k K] [--n N] [--dtype fp32|tf32|bf16|fp16|fp8_e4m3|fp8_e5m2] [--seed S]
            [--no-check] [--stats FILE.json] [--wall-limit SECONDS] [--config-dir DIR] [--quiet]
+           [--timeline FILE.json [--timeline-max-events N] [--timeline-window BEGIN_NS:END_NS] [--timeline-noc]]
+           [--vcd FILE.vcd]
   defaults: --preset trn2 --workload gemm --m 1024 --k 1024 --n 1024 --dtype bf16 --seed 1
+
 )";
 
 platform::platform_config load_cfg(const app::args& a) {
@@ -70,10 +82,33 @@ int cmd_run(const app::args& a) {
     opt.check = !a.has("no-check");
     opt.sim.wall_limit_s = a.num("wall-limit", 0);
     if (a.has("quiet")) opt.sim.progress_after_s = 0;
+    app::observers obs(a, cfg);
+    obs.hook(opt);
     auto r = tb::run_gemm(cfg, g, opt);
     std::cout << app::format_gemm_report(cfg, r);
     if (a.has("stats")) app::write_file_atomic(a.str("stats", ""), app::gemm_result_json(cfg, r).dump(2) + "\n");
+    obs.report(std::cout);
     return r.checked && !r.pass ? 1 : 0;
+}
+
+// trnsim plot KIND ...: hands over to the plotting script (matplotlib) with the same arguments.
+int cmd_plot(int argc, char** argv) {
+    const char* py_env = std::getenv("TRNSIM_PYTHON");
+    std::string py = py_env && *py_env ? py_env : TRNSIM_PYTHON_DEFAULT;
+    if (py.empty()) py = "python3";
+    const char* script_env = std::getenv("TRNSIM_PLOT_SCRIPT");
+    std::string script = script_env && *script_env ? script_env : TRNSIM_PLOT_SCRIPT;
+    std::vector<std::string> words = {py, script};
+    for (int i = 2; i < argc; ++i) words.push_back(argv[i]);
+    if (argc <= 2) words.push_back("--help");
+    std::vector<char*> av;
+    for (auto& w : words) av.push_back(w.data());
+    av.push_back(nullptr);
+    std::fflush(stdout);
+    execvp(av[0], av.data());
+    std::cerr << "trnsim plot: cannot run " << py << " (" << std::strerror(errno)
+              << "); install python3-matplotlib or set TRNSIM_PYTHON\n";
+    return 1;
 }
 
 } // namespace
@@ -84,15 +119,21 @@ int sc_main(int argc, char** argv) {
     std::string cmd = argc > 1 ? argv[1] : "help";
     try {
         if (cmd == "help" || cmd == "--help" || cmd == "-h") {
-            std::cout << USAGE;
+            std::cout << USAGE << app::SWEEP_USAGE;
             return argc > 1 ? 0 : 2;
         }
         if (cmd == "list") return cmd_list(app::args(argc, argv, 2, {"config-dir"}, {}));
         if (cmd == "run")
             return cmd_run(app::args(argc, argv, 2,
                                      {"preset", "config", "set", "workload", "m", "k", "n", "dtype", "seed", "stats",
-                                      "wall-limit", "config-dir"},
-                                     {"no-check", "quiet"}, {"set"}));
+                                      "wall-limit", "config-dir", "timeline", "timeline-max-events",
+                                      "timeline-window", "vcd"},
+                                     {"no-check", "quiet", "timeline-noc"}, {"set"}));
+        if (cmd == "plot") return cmd_plot(argc, argv);
+        if (cmd == "sweep")
+            return app::cmd_sweep(app::args(argc, argv, 2,
+                                            {"out", "jobs", "config-dir", "emit", "partition", "time", "max-parallel", "point"},
+                                            {"collect", "retry-failed", "list"}));
         std::cerr << "trnsim: unknown command '" << cmd << "'\n" << USAGE;
         return 2;
     } catch (const app::usage_error& e) {

@@ -55,6 +55,13 @@ std::string format_gemm_report(const platform::platform_config& cfg, const tb::g
              100 * r.hbm_gbps / r.hbm_peak_gbps, r.hbm_peak_gbps);
     o << fmt("  DMA             %.1f MiB moved, %.1f GB/s (%.1f%% of %.0f)\n", r.dma_bytes / 1048576, r.dma_gbps,
              100 * r.dma_gbps / r.dma_peak_gbps, r.dma_peak_gbps);
+    const auto& e = r.energy;
+    o << fmt("  energy          %.3g J (dynamic %.3g J, static %.3g J), average power %.1f W, %.3f TFLOP/s per W\n",
+             e.total_j, e.dynamic_j, e.static_j, e.avg_power_w(), r.tflops_per_w);
+    std::string parts;
+    for (const auto& p : e.parts)
+        if (p.joules > 0) parts += fmt("%s%s %.1f%%", parts.empty() ? "" : ", ", p.name.c_str(), 100 * p.joules / e.total_j);
+    o << "                  " << parts << "\n";
     o << fmt("  wall time       %.2f s simulation (%.3g simulated s per wall s)\n", r.wall_s,
              r.wall_s > 0 ? r.sim_ns * 1e-9 / r.wall_s : 0);
     if (r.checked) {
@@ -93,7 +100,21 @@ nlohmann::json gemm_result_json(const platform::platform_config& cfg, const tb::
                    {"pass", r.pass},
                    {"mismatches", r.mismatches},
                    {"max_abs_err", r.max_abs_err},
-                   {"max_rel_err", r.max_rel_err}};
+                   {"max_rel_err", r.max_rel_err},
+                   {"hbm_peak_gbps", r.hbm_peak_gbps},
+                   {"dma_peak_gbps", r.dma_peak_gbps},
+                   {"min_time_compute_ns", r.min_time_compute_ns},
+                   {"min_time_hbm_ns", r.min_time_hbm_ns},
+                   {"arithmetic_intensity", r.arithmetic_intensity},
+                   {"energy_j", r.energy.total_j},
+                   {"dynamic_energy_j", r.energy.dynamic_j},
+                   {"static_energy_j", r.energy.static_j},
+                   {"avg_power_w", r.energy.avg_power_w()},
+                   {"tflops_per_w", r.tflops_per_w},
+                   {"pe_count", double(cfg.chip.core.te.rows) * cfg.chip.core.te.cols * cfg.chip.cores}};
+    nlohmann::json parts = nlohmann::json::object();
+    for (const auto& p : r.energy.parts) parts[p.name] = p.joules;
+    j["energy_j"] = parts;
     j["stats"] = r.stats;
     nlohmann::json units = nlohmann::json::object();
     for (const auto& [path, m] : r.stat_meta) units[path] = {{"unit", m.unit}, {"desc", m.desc}};

@@ -17,6 +17,10 @@ struct core_config {
     uint64_t sbuf_base = 0;
     uint64_t psum_base = 0x40000000;
     uint64_t window = 0x80000000;
+    // sim.signals: semaphores 0 .. traced_semaphores-1 are mirrored on sc_signals for waveforms.
+    static constexpr uint32_t DEFAULT_TRACED_SEMAPHORES = 32;
+    bool signals = false;
+    uint32_t traced_semaphores = DEFAULT_TRACED_SEMAPHORES;
 };
 
 } // namespace trnsim::core

@@ -14,6 +14,10 @@ neuron_core::neuron_core(sc_core::sc_module_name name, const core_config& cfg, t
     m_te.out.bind(local.in);
     for (uint32_t e = 0; e < cfg.dma.engines; ++e)
         dma.push_back(std::make_unique<dma::dma_engine>(("dma" + std::to_string(e)).c_str(), cfg.dma));
+    if (cfg.signals)
+        for (uint32_t s = 0; s < cfg.traced_semaphores; ++s)
+            m_sem_waves.push_back(std::make_unique<sc_core::sc_signal<uint64_t, sc_core::SC_UNCHECKED_WRITERS>>(
+                ("sem" + std::to_string(s)).c_str()));
     m_stats.add(m_dma_instructions);
     m_stats.add(m_te.stats());
     m_stats.add(sbuf.stats());
@@ -79,6 +83,13 @@ void neuron_core::signal(int32_t sem) {
     if (sem < 0) return;
     ++m_sems[size_t(sem)].value;
     m_sems[size_t(sem)].changed.notify();
+    if (size_t(sem) < m_sem_waves.size()) m_sem_waves[size_t(sem)]->write(m_sems[size_t(sem)].value);
+}
+
+void neuron_core::trace(sc_core::sc_trace_file* tf) const {
+    m_te.trace(tf);
+    for (const auto& d : dma) d->trace(tf);
+    for (const auto& s : m_sem_waves) sc_core::sc_trace(tf, *s, s->name());
 }
 
 void neuron_core::te_thread() {
@@ -86,7 +97,14 @@ void neuron_core::te_thread() {
     for (; q.pc < q.instrs->size(); ++q.pc) {
         const instruction& in = (*q.instrs)[q.pc];
         wait_for(q, in);
-        m_te.matmul(in.mm, [this, sem = in.signal] { signal(sem); });
+        if (m_observers.empty()) {
+            m_te.matmul(in.mm, [this, sem = in.signal] { signal(sem); });
+        } else {
+            m_te.matmul(in.mm, [this, sem = in.signal, idx = q.pc, &in, t0 = sc_core::sc_time_stamp()] {
+                m_observers.notify({this, 0, &m_queues[0].name, idx, &in, t0, sc_core::sc_time_stamp()});
+                signal(sem);
+            });
+        }
     }
 }
 
@@ -95,19 +113,22 @@ void neuron_core::dma_thread(size_t queue) {
     for (; q.pc < q.instrs->size(); ++q.pc) {
         const instruction& in = (*q.instrs)[q.pc];
         wait_for(q, in);
-        run_dma(in);
+        run_dma(queue, q.pc, in);
     }
 }
 
-void neuron_core::run_dma(const instruction& in) {
+void neuron_core::run_dma(size_t queue, size_t index, const instruction& in) {
     auto parts = dma::split_across_engines(in.dma, uint32_t(dma.size()), m_cfg.dma.max_burst);
     auto remaining = std::make_shared<size_t>(parts.size());
     uint32_t first = m_next_engine;
     m_next_engine = (m_next_engine + uint32_t(parts.size())) % uint32_t(dma.size());
     for (auto& [e, d] : parts)
-        dma[(first + e) % dma.size()]->submit(d, [this, remaining, sem = in.signal] {
+        dma[(first + e) % dma.size()]->submit(d, [this, remaining, sem = in.signal, queue, index, &in,
+                                                  t0 = sc_core::sc_time_stamp()] {
             if (--*remaining == 0) {
                 ++m_dma_instructions;
+                if (!m_observers.empty())
+                    m_observers.notify({this, queue, &m_queues[queue].name, index, &in, t0, sc_core::sc_time_stamp()});
                 signal(sem);
             }
         });

@@ -12,10 +12,24 @@
 #include "models/dma/dma_engine.h"
 #include "models/sram/sram.h"
 #include "models/tensor_engine/tensor_engine.h"
+#include "tlm/observer.h"
 #include "tlm/router.h"
 #include "tlm/stats.h"
 
 namespace trnsim::core {
+
+class neuron_core;
+
+// One instruction of a queue as an observer sees it: issued once its semaphore waits were met, completed when it
+// signalled. DMA instructions of one queue overlap (the queue issues the next while earlier ones move).
+struct queue_event {
+    const neuron_core* core;
+    size_t queue;       // 0 = te, 1.. = dma queues
+    const std::string* queue_name;
+    size_t index;       // instruction number in its queue
+    const instruction* in;
+    sc_core::sc_time issued, completed;
+};
 
 class neuron_core : public sc_core::sc_module {
 public:
@@ -36,6 +50,10 @@ public:
     bool finished() const { return stuck().empty(); }
     sc_core::sc_time last_completion() const { return m_last_completion; }
     stats::group& stats() { return m_stats; }
+    void observe(tlmx::observer_list<queue_event>::callback cb) { m_observers.add(std::move(cb)); }
+    size_t queues() const { return m_queues.size(); }
+    // Adds the core's signals (semaphores, and its engines') to a waveform; nothing when sim.signals is off.
+    void trace(sc_core::sc_trace_file* tf) const;
 
 private:
     struct semaphore {
@@ -52,7 +70,7 @@ private:
     void signal(int32_t sem);
     void te_thread();
     void dma_thread(size_t queue);
-    void run_dma(const instruction& in);
+    void run_dma(size_t queue, size_t index, const instruction& in);
 
     const core_config& m_cfg;
     te::tensor_engine m_te;
@@ -60,6 +78,8 @@ private:
     std::vector<semaphore> m_sems;
     std::vector<queue_state> m_queues;  // [0] = te, [1..] = dma queues
     uint32_t m_next_engine = 0;
+    tlmx::observer_list<queue_event> m_observers;
+    std::vector<std::unique_ptr<sc_core::sc_signal<uint64_t, sc_core::SC_UNCHECKED_WRITERS>>> m_sem_waves;
     sc_core::sc_time m_last_completion;
     stats::group m_stats;
     stats::counter m_dma_instructions{"dma_instructions", "count", "DMA instructions completed"};

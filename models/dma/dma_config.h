@@ -10,6 +10,7 @@ struct dma_config {
     uint64_t max_burst = 4096;          // bytes per TLM transaction
     uint32_t outstanding = 16;          // bursts in flight per engine
     double descriptor_latency_ns = 600; // from queueing a descriptor to its first burst (pipelined, not occupancy)
+    bool signals = false;               // sim.signals: drive sc_signals for waveforms (queue depth, bursts in flight)
 };
 
 } // namespace trnsim::dma

@@ -12,6 +12,7 @@ dma_engine::dma_engine(sc_core::sc_module_name name, const dma_config& cfg)
     SC_HAS_PROCESS(dma_engine);
     SC_THREAD(issue_thread);
     SC_THREAD(retire_thread);
+    if (cfg.signals) m_waves = std::make_unique<waves>();
     for (auto* s : {static_cast<stats::stat*>(&m_descriptors), static_cast<stats::stat*>(&m_bursts),
                     static_cast<stats::stat*>(&m_bytes), static_cast<stats::stat*>(&m_busy)})
         m_stats.add(*s);
@@ -21,9 +22,25 @@ void dma_engine::submit(const dma_descriptor& d, std::function<void()> on_done) 
     job j;
     j.d = d;
     j.on_done = std::move(on_done);
-    j.eligible = sc_core::sc_time_stamp() + sc_core::sc_time(m_cfg.descriptor_latency_ns, sc_core::SC_NS);
+    j.submitted = sc_core::sc_time_stamp();
+    j.eligible = j.submitted + sc_core::sc_time(m_cfg.descriptor_latency_ns, sc_core::SC_NS);
     m_jobs.push_back(std::move(j));
     m_new_job.notify(sc_core::SC_ZERO_TIME);
+    update_waves();
+}
+
+void dma_engine::update_waves() {
+    if (!m_waves) return;
+    m_waves->busy.write(!m_jobs.empty());
+    m_waves->queue_depth.write(uint32_t(m_jobs.size()));
+    m_waves->bursts_in_flight.write(uint32_t(m_flights.size()));
+}
+
+void dma_engine::trace(sc_core::sc_trace_file* tf) const {
+    if (!m_waves) return;
+    sc_core::sc_trace(tf, m_waves->busy, m_waves->busy.name());
+    sc_core::sc_trace(tf, m_waves->queue_depth, m_waves->queue_depth.name());
+    sc_core::sc_trace(tf, m_waves->bursts_in_flight, m_waves->bursts_in_flight.name());
 }
 
 void dma_engine::next_burst(job& j, uint64_t& src, uint64_t& dst, uint64_t& len) {
@@ -59,6 +76,7 @@ void dma_engine::issue_thread() {
             continue;
         }
         uint64_t src, dst, len;
+        if (it->bursts++ == 0) it->issue_begin = sc_core::sc_time_stamp();
         next_burst(*it, src, dst, len);
         ++it->in_flight;
 
@@ -84,9 +102,11 @@ void dma_engine::issue_thread() {
         }
         gp->release();
         sc_core::sc_time lands = std::max(tlmx::from_ps(port_done), sc_core::sc_time_stamp() + delay);
+        it->issue_end = std::max(tlmx::from_ps(port_done), sc_core::sc_time_stamp());
         m_flights.push_back({lands, it, len});
         std::push_heap(m_flights.begin(), m_flights.end(), std::greater<>());
         m_new_flight.notify(sc_core::SC_ZERO_TIME);
+        update_waves();
         // The datapath is busy until this burst has streamed through it.
         uint64_t now = tlmx::now_ps();
         if (port_done > now) sc_core::wait(tlmx::from_ps(port_done - now));
@@ -110,10 +130,16 @@ void dma_engine::retire_thread() {
         ++m_bursts;
         m_bytes += double(f.bytes);
         m_landed.notify(sc_core::SC_ZERO_TIME);
+        update_waves();
         if (--f.owner->in_flight == 0 && f.owner->all_issued) {
             auto cb = std::move(f.owner->on_done);
+            if (!m_observers.empty()) {
+                const job& j = *f.owner;
+                m_observers.notify({this, &j.d, j.submitted, j.issue_begin, j.issue_end, sc_core::sc_time_stamp(), j.bursts});
+            }
             m_jobs.erase(f.owner);
             ++m_descriptors;
+            update_waves();
             if (cb) cb();
         }
     }

@@ -6,6 +6,7 @@
 #pragma once
 #include <functional>
 #include <list>
+#include <memory>
 #include <vector>
 
 #include <systemc>
@@ -15,10 +16,22 @@
 #include "models/dma/dma_config.h"
 #include "models/dma/dma_descriptor.h"
 #include "tlm/bw_port.h"
+#include "tlm/observer.h"
 #include "tlm/payload_pool.h"
 #include "tlm/stats.h"
 
 namespace trnsim::dma {
+
+class dma_engine;
+
+// One completed descriptor as an observer sees it. issue_begin..issue_end is when the engine's datapath streamed
+// its bursts (spans of one engine never overlap); done is when its last burst landed.
+struct dma_event {
+    const dma_engine* engine;
+    const dma_descriptor* d;
+    sc_core::sc_time submitted, issue_begin, issue_end, done;
+    uint64_t bursts;
+};
 
 class dma_engine : public sc_core::sc_module {
 public:
@@ -29,6 +42,9 @@ public:
     void submit(const dma_descriptor& d, std::function<void()> on_done);
     size_t queued() const { return m_jobs.size(); }
     stats::group& stats() { return m_stats; }
+    void observe(tlmx::observer_list<dma_event>::callback cb) { m_observers.add(std::move(cb)); }
+    // Adds this engine's signals (busy, queue depth, bursts in flight) to a waveform; nothing when signals are off.
+    void trace(sc_core::sc_trace_file* tf) const;
 
 private:
     struct job {
@@ -39,6 +55,8 @@ private:
         uint64_t off = 0;
         bool all_issued = false;
         uint64_t in_flight = 0;
+        sc_core::sc_time submitted, issue_begin, issue_end;  // for observers
+        uint64_t bursts = 0;
     };
     void issue_thread();
     void retire_thread();
@@ -56,6 +74,14 @@ private:
     std::vector<in_flight> m_flights;  // min-heap on landing time
     tlmx::bw_port m_port;
     tlmx::payload_pool m_pool;
+    tlmx::observer_list<dma_event> m_observers;
+    struct waves {
+        sc_core::sc_signal<bool, sc_core::SC_UNCHECKED_WRITERS> busy{"busy"};
+        sc_core::sc_signal<uint32_t, sc_core::SC_UNCHECKED_WRITERS> queue_depth{"queue_depth"};
+        sc_core::sc_signal<uint32_t, sc_core::SC_UNCHECKED_WRITERS> bursts_in_flight{"bursts_in_flight"};
+    };
+    std::unique_ptr<waves> m_waves;  // only with signals on
+    void update_waves();
     stats::group m_stats;
     stats::counter m_descriptors{"descriptors", "count", "descriptors completed"};
     stats::counter m_bursts{"bursts", "count", "bursts (read + write transaction pairs)"};

@@ -34,9 +34,13 @@ void hbm_simple::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& del
     const uint64_t blk = m_cfg.interleave_bytes;
     for (uint64_t off = 0; off < n;) {
         uint64_t addr = a + off, len = std::min(n - off, blk - addr % blk);
-        auto& ch = m_channels[channel_of(addr / blk)];
-        done = std::max(done, ch.reserve(now, len));
+        const size_t ci = channel_of(addr / blk);
+        auto& ch = m_channels[ci];
+        const uint64_t begin = std::max(now, ch.free_at_ps());
+        const uint64_t end = ch.reserve(now, len);
+        done = std::max(done, end);
         off += len;
+        if (!m_observers.empty()) m_observers.notify({uint32_t(ci), addr, len, gp.is_read(), begin, end});
     }
     done += uint64_t(m_cfg.latency_ns * 1000);
     m_latency.sample(double(done - now) / 1000.0);

@@ -9,10 +9,21 @@
 
 #include "models/hbm/hbm_config.h"
 #include "tlm/bw_port.h"
+#include "tlm/observer.h"
 #include "tlm/sparse_store.h"
 #include "tlm/stats.h"
 
 namespace trnsim::hbm {
+
+// One channel's share of a transaction: the interleave blocks of one request that went to one channel, with the
+// time the channel spent on them (queueing excluded: begin is when the channel started on them).
+struct hbm_event {
+    uint32_t channel;
+    uint64_t addr;   // first byte (HBM-local)
+    uint64_t bytes;
+    bool read;
+    uint64_t begin_ps, end_ps;
+};
 
 class hbm_simple : public sc_core::sc_module {
 public:
@@ -21,6 +32,8 @@ public:
     hbm_simple(sc_core::sc_module_name name, const hbm_config& cfg);
     stats::group& stats() { return m_stats; }
     double peak_gbps() const { return m_cfg.bandwidth_gbps; }
+    uint32_t channels() const { return uint32_t(m_channels.size()); }
+    void observe(tlmx::observer_list<hbm_event>::callback cb) { m_observers.add(std::move(cb)); }
 
 private:
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
@@ -30,6 +43,7 @@ private:
     hbm_config m_cfg;
     tlmx::sparse_store m_store;
     std::vector<tlmx::bw_port> m_channels;
+    tlmx::observer_list<hbm_event> m_observers;
     stats::group m_stats;
     stats::counter m_bytes_read{"bytes_read", "B", "bytes read"};
     stats::counter m_bytes_written{"bytes_written", "B", "bytes written"};

@@ -20,7 +20,7 @@ sram::sram(sc_core::sc_module_name name, const sram_config& cfg)
     in.register_b_transport(this, &sram::b_transport);
     in.register_transport_dbg(this, &sram::transport_dbg);
     in.register_get_direct_mem_ptr(this, &sram::get_direct_mem_ptr);
-    for (auto* s : {&m_bytes_read, &m_bytes_written, &m_accumulates, &m_bank_wait}) m_stats.add(*s);
+    for (auto* s : {&m_bytes_read, &m_bytes_written, &m_accumulates, &m_accumulate_bytes, &m_bank_wait}) m_stats.add(*s);
 }
 
 void sram::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
@@ -76,7 +76,10 @@ void sram::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     }
     if (gp.is_read()) m_bytes_read += double(n);
     else m_bytes_written += double(n);
-    if (acc) ++m_accumulates;
+    if (acc) {
+        ++m_accumulates;
+        m_accumulate_bytes += double(n);
+    }
     delay = tlmx::from_ps(done) - sc_core::sc_time_stamp();
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }

@@ -41,6 +41,7 @@ private:
     stats::counter m_bytes_read{"bytes_read", "B", "bytes read"};
     stats::counter m_bytes_written{"bytes_written", "B", "bytes written (including accumulates)"};
     stats::counter m_accumulates{"accumulate_writes", "count", "near-memory FP32 accumulate writes"};
+    stats::counter m_accumulate_bytes{"accumulate_bytes", "B", "bytes of near-memory accumulate writes (read-modify-write)"};
     stats::counter m_bank_wait{"bank_wait_ns", "ns", "time transfers queued behind others on a bank port"};
 };
 

@@ -29,6 +29,7 @@ struct te_config {
     te_impl impl = te_impl::tlm;
     std::string wave_file;                   // RTL waveform (.fst/.vcd); empty = off
     bool functional = true;                  // false: timing only (no arithmetic; results are zeros)
+    bool signals = false;                    // sim.signals: drive sc_signals for waveforms (busy, in flight)
 };
 
 } // namespace trnsim::te

@@ -1,5 +1,6 @@
 #include "models/tensor_engine/tensor_engine.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "tlm/address_map.h"
@@ -14,6 +15,12 @@ tensor_engine::tensor_engine(sc_core::sc_module_name name, const te_config& cfg,
     SC_HAS_PROCESS(tensor_engine);
     SC_THREAD(writeback_thread);
     for (auto* s : {&m_instructions, &m_macs, &m_stream_cycles, &m_capacity_macs, &m_last_done_cycle}) m_stats.add(*s);
+    if (cfg.signals) m_waves = std::make_unique<waves>();
+    for (auto t : numerics::all_dtypes) {
+        std::string tn(numerics::name_of(t));
+        m_macs_by_type.push_back(std::make_unique<stats::counter>("macs_" + tn, "count", "useful MACs with " + tn + " inputs"));
+        m_stats.add(*m_macs_by_type.back());
+    }
 }
 
 double tensor_engine::peak_macs_per_cycle(numerics::dtype t) const {
@@ -68,13 +75,29 @@ void tensor_engine::matmul(const matmul_args& a, std::function<void()> on_done) 
     if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
 
     m_macs += double(a.k) * a.m * a.n;
+    *m_macs_by_type[size_t(a.in_type)] += double(a.k) * a.m * a.n;
     m_stream_cycles += double(m_limits.stream_cycles(a.in_type, a.n));
     m_capacity_macs += double(m_limits.stream_cycles(a.in_type, a.n)) * peak_macs_per_cycle(a.in_type);
     job.on_done = [this, a, cb = std::move(on_done)](te_job& j) mutable {
         m_done.push_back(finished{std::move(j), a, std::move(cb)});
         m_done_ev.notify();
     };
+    set_in_flight(m_in_flight + 1);
     m_backend.submit(std::move(job));
+}
+
+void tensor_engine::set_in_flight(uint32_t n) {
+    m_in_flight = n;
+    if (m_waves) {
+        m_waves->in_flight.write(n);
+        m_waves->busy.write(n > 0);
+    }
+}
+
+void tensor_engine::trace(sc_core::sc_trace_file* tf) const {
+    if (!m_waves) return;
+    sc_core::sc_trace(tf, m_waves->busy, m_waves->busy.name());
+    sc_core::sc_trace(tf, m_waves->in_flight, m_waves->in_flight.name());
 }
 
 void tensor_engine::writeback_thread() {
@@ -107,7 +130,17 @@ void tensor_engine::writeback_thread() {
         }
         if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
         ++m_instructions;
+        set_in_flight(m_in_flight - 1);
         m_last_done_cycle.set(double(f.job.done));
+        if (!m_observers.empty()) {
+            auto at = [this](uint64_t cycle) {
+                return sc_core::sc_time(std::round(double(cycle) * 1000.0 / m_cfg.clock_ghz), sc_core::SC_PS);
+            };
+            const uint64_t load_end = f.job.load_start + m_limits.weight_load_cycles(a.in_type, a.k);
+            const uint64_t stream_end = f.job.stream_start + m_limits.stream_cycles(a.in_type, a.n);
+            m_observers.notify({this, &a, f.job.id, at(f.job.load_start), at(load_end), at(f.job.stream_start),
+                                at(stream_end), at(f.job.done), sc_core::sc_time_stamp()});
+        }
         if (f.on_done) f.on_done();
     }
 }

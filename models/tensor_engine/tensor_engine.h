@@ -3,6 +3,8 @@
 #pragma once
 #include <deque>
 #include <functional>
+#include <memory>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
@@ -12,6 +14,7 @@
 #include "models/tensor_engine/te_config.h"
 #include "models/tensor_engine/te_job.h"
 #include "models/tensor_engine/te_timing.h"
+#include "tlm/observer.h"
 #include "tlm/payload_pool.h"
 #include "tlm/stats.h"
 
@@ -20,6 +23,8 @@ namespace trnsim::te {
 // Operand and result locations (core-local addresses). Row r (0 <= r < k) of the stationary tile S lives at
 // s_addr + (r % plane_rows) * s_stride + (r / plane_rows) * s_plane: one SBUF partition per row, and when k exceeds
 // the partitions (FP8 double row) the further rows in a second plane of the free dimension. Likewise X.
+class tensor_engine;
+
 struct matmul_args {
     numerics::dtype in_type = numerics::dtype::bf16;
     uint32_t k = 0, m = 0, n = 0;
@@ -29,6 +34,16 @@ struct matmul_args {
     uint64_t y_addr = 0, y_stride = 0;  // PSUM [m][n] FP32
     bool accumulate = false;
     uint64_t tag = 0;
+};
+
+// One completed MATMUL as an observer sees it: the array's schedule (weight load, moving stream, drain) in
+// simulated time, and where its operands and results were.
+struct matmul_event {
+    const tensor_engine* engine;
+    const matmul_args* args;
+    uint64_t id;  // engine-local instruction number
+    sc_core::sc_time load_start, load_end, stream_start, stream_end, done;
+    sc_core::sc_time retired;  // results written to PSUM (the instruction's semaphore fires now)
 };
 
 class tensor_engine : public sc_core::sc_module {
@@ -44,6 +59,9 @@ public:
     void matmul(const matmul_args& a, std::function<void()> on_done);
 
     stats::group& stats() { return m_stats; }
+    void observe(tlmx::observer_list<matmul_event>::callback cb) { m_observers.add(std::move(cb)); }
+    // Adds this engine's signals (busy, MATMULs in flight) to a waveform; nothing when sim.signals is off.
+    void trace(sc_core::sc_trace_file* tf) const;
     double peak_macs_per_cycle(numerics::dtype t) const;
     const te_config& config() const { return m_cfg; }
 
@@ -64,6 +82,14 @@ private:
     std::deque<finished> m_done;
     sc_core::sc_event m_done_ev;
     uint64_t m_next_id = 0;
+    tlmx::observer_list<matmul_event> m_observers;
+    struct waves {
+        sc_core::sc_signal<bool, sc_core::SC_UNCHECKED_WRITERS> busy{"busy"};
+        sc_core::sc_signal<uint32_t, sc_core::SC_UNCHECKED_WRITERS> in_flight{"in_flight"};
+    };
+    std::unique_ptr<waves> m_waves;  // only with sim.signals
+    uint32_t m_in_flight = 0;
+    void set_in_flight(uint32_t n);
 
     stats::group m_stats;
     stats::counter m_instructions{"instructions", "count", "MATMUL instructions completed"};
@@ -71,6 +97,7 @@ private:
     stats::counter m_stream_cycles{"stream_cycles", "cycles", "cycles the moving port was occupied"};
     stats::counter m_capacity_macs{"capacity_macs", "count",
                                    "MACs the array could have done in the stream cycles (rows*cols*d per cycle)"};
+    std::vector<std::unique_ptr<stats::counter>> m_macs_by_type;  // "macs_<dtype>", indexed by numerics::dtype
     stats::counter m_last_done_cycle{"last_done_cycle", "cycles", "completion cycle of the last instruction"};
 };
 

@@ -75,6 +75,27 @@ hbm::hbm_config parse_hbm(const node& n) {
     return c;
 }
 
+energy::energy_config parse_energy(const node& n) {
+    energy::energy_config c;
+    node mac = n.child("mac_pj");
+    for (size_t i = 0; i < energy::DTYPES; ++i)
+        c.mac_pj[i] = mac.get_double(std::string(numerics::name_of(numerics::all_dtypes[i])), c.mac_pj[i], 0, 1e6);
+    mac.finish();
+    c.sbuf_read_pj_per_byte = n.get_double("sbuf_read_pj_per_byte", c.sbuf_read_pj_per_byte, 0, 1e6);
+    c.sbuf_write_pj_per_byte = n.get_double("sbuf_write_pj_per_byte", c.sbuf_write_pj_per_byte, 0, 1e6);
+    c.psum_read_pj_per_byte = n.get_double("psum_read_pj_per_byte", c.psum_read_pj_per_byte, 0, 1e6);
+    c.psum_write_pj_per_byte = n.get_double("psum_write_pj_per_byte", c.psum_write_pj_per_byte, 0, 1e6);
+    c.hbm_pj_per_bit = n.get_double("hbm_pj_per_bit", c.hbm_pj_per_bit, 0, 1e6);
+    c.dma_pj_per_byte = n.get_double("dma_pj_per_byte", c.dma_pj_per_byte, 0, 1e6);
+    c.noc_pj_per_byte = n.get_double("noc_pj_per_byte", c.noc_pj_per_byte, 0, 1e6);
+    c.link_pj_per_bit = n.get_double("link_pj_per_bit", c.link_pj_per_bit, 0, 1e6);
+    c.static_w_per_core = n.get_double("static_w_per_core", c.static_w_per_core, 0, 1e6);
+    c.static_w_chip = n.get_double("static_w_chip", c.static_w_chip, 0, 1e7);
+    c.static_mw_per_pe = n.get_double("static_mw_per_pe", c.static_mw_per_pe, 0, 1e6);
+    n.finish();
+    return c;
+}
+
 core::core_config parse_core(const node& n) {
     core::core_config c;
     c.te = parse_te(n.child("te"));
@@ -110,6 +131,7 @@ chip_config parse_chip(const node& n) {
     c.cores = uint32_t(n.get_uint("cores", c.cores, 1, 256));
     c.core = parse_core(n.child("core"));
     c.hbm = parse_hbm(n.child("hbm"));
+    c.energy = parse_energy(n.child("energy"));
     node noc = n.child("noc");
     c.noc.hop_latency_ns = noc.get_double("hop_latency_ns", c.noc.hop_latency_ns, 0, 1e6);
     c.noc.hbm_port_gbps = noc.get_double("hbm_port_gbps", c.noc.hbm_port_gbps, 0, 1e7);
@@ -154,6 +176,8 @@ platform_config parse_platform(const nlohmann::json& j, const std::string& sourc
     node sim = root.child("sim");
     p.functional = sim.get_bool("functional", true);
     p.chip.compute_threads = uint32_t(sim.get_uint("compute_threads", p.chip.compute_threads, 0, 64));
+    // Waveform signals in the models (--vcd turns this on): off by default, so models skip them.
+    p.chip.core.signals = p.chip.core.te.signals = p.chip.core.dma.signals = sim.get_bool("signals", false);
     sim.finish();
     // Timing-only runs: every model skips its data path, nothing else changes.
     p.chip.core.te.functional = p.chip.core.sbuf.functional = p.chip.core.psum.functional = p.chip.hbm.functional =

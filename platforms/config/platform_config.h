@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/core/core_config.h"
+#include "models/energy/energy_config.h"
 #include "models/hbm/hbm_config.h"
 #include "platforms/config/config_node.h"
 
@@ -25,6 +26,7 @@ struct chip_config {
     core::core_config core;
     hbm::hbm_config hbm;
     noc_config noc;
+    energy::energy_config energy;           // chip.energy: per-operation energies and static power
     // Chip-global address map.
     uint64_t hbm_base = 0;
     uint64_t core_base = 0x10000000000ull;  // (1 TiB) core i's window at core_base + i * core_stride

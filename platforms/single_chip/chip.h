@@ -35,6 +35,8 @@ public:
     double hbm_peak_gbps() const { return m_cfg.hbm.bandwidth_gbps; }
     // The chip's HBM model as a stats source ("hbm.bytes_read", ...).
     stats::group& hbm_stats();
+    // The chip's HBM model (its type depends on chip.hbm.model), for observers that know that type.
+    sc_core::sc_module& hbm() { return *m_hbm; }
 
 private:
     const chip_config& m_cfg;

@@ -6,6 +6,7 @@
 
 #include "platforms/single_chip/chip.h"
 #include "testbench/golden/golden_gemm.h"
+#include "testbench/observe/energy_activity.h"
 #include "testbench/stimulus.h"
 
 namespace trnsim::tb {
@@ -20,6 +21,7 @@ gemm_result run_gemm(const platform::platform_config& cfg, const gemm_spec& g, c
     auto programs = compile_gemm(g, layout, cc);
 
     platform::chip chip("chip0", cc);
+    if (opt.on_built) opt.on_built(chip);
     sc_core::sc_start(sc_core::SC_ZERO_TIME);  // finish elaboration: bindings are final, time is 0
     // Host: random operands in [-1, 1), quantised to the input type, loaded into HBM.
     std::vector<uint8_t> a_raw, b_raw;
@@ -56,6 +58,8 @@ gemm_result run_gemm(const platform::platform_config& cfg, const gemm_spec& g, c
     for (auto& c : chip.cores) end = std::max(end, c->last_completion());
     r.sim_ns = end.to_seconds() * 1e9;
 
+    if (opt.on_finished) opt.on_finished(chip);
+
     // Figures.
     r.stats = chip.stats().flatten();
     r.stat_meta = chip.stats().describe();
@@ -84,6 +88,9 @@ gemm_result run_gemm(const platform::platform_config& cfg, const gemm_spec& g, c
     r.dma_peak_gbps = cc.core.dma.engine_gbps * cc.core.dma.engines * cc.cores;
     r.min_time_compute_ns = r.flops / (r.peak_tflops * 1e3);
     r.min_time_hbm_ns = double(layout.a_bytes + layout.b_bytes + layout.c_bytes) / cc.hbm.bandwidth_gbps;
+    r.arithmetic_intensity = r.hbm_bytes > 0 ? r.flops / r.hbm_bytes : 0;
+    r.energy = energy::estimate(cc.energy, chip_activity(r.stats, "chip0", cc, r.sim_ns * 1e-9));
+    r.tflops_per_w = r.energy.avg_power_w() > 0 ? r.achieved_tflops / r.energy.avg_power_w() : 0;
 
     if (opt.check && cfg.functional) {
         r.checked = true;

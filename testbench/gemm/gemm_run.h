@@ -1,13 +1,19 @@
 // Runs a GEMM on a single-chip platform end to end: host loads A^T and B into HBM, the cores run the compiled
 // programs, the host reads C back and the scoreboard checks every element against the golden GEMM.
 #pragma once
+#include <functional>
 #include <map>
 #include <string>
 
+#include "models/energy/energy_model.h"
 #include "platforms/config/platform_config.h"
 #include "testbench/gemm/gemm.h"
 #include "testbench/sim_run.h"
 #include "tlm/stats.h"
+
+namespace trnsim::platform {
+class chip;
+}
 
 namespace trnsim::tb {
 
@@ -29,6 +35,9 @@ struct gemm_result {
     std::string first_mismatch;
     double max_abs_err = 0, max_rel_err = 0;  // vs FP64 on sampled elements (the FP32 accumulation's own error)
     uint64_t error_samples = 0;
+    energy::breakdown energy;          // chip.energy applied to the run's activity
+    double tflops_per_w = 0;           // achieved TFLOP/s per average watt
+    double arithmetic_intensity = 0;   // FLOPs per byte of actual HBM traffic
     std::map<std::string, double> stats;
     std::map<std::string, stats::group::meta> stat_meta;  // unit and description of every stat
 };
@@ -36,6 +45,9 @@ struct gemm_result {
 struct gemm_options {
     bool check = true;
     sim_options sim;
+    // Observers (timeline, waveforms): called once the chip is built (before time 0; attach callbacks, sc_trace
+    // signals here) and once the run has finished (the chip still exists; write and close files here).
+    std::function<void(platform::chip&)> on_built, on_finished;
 };
 
 gemm_result run_gemm(const platform::platform_config& cfg, const gemm_spec& g, const gemm_options& opt);

@@ -1,0 +1,35 @@
+// The run command's observers: --timeline (Perfetto JSON) and --vcd (SystemC signal waveforms), attached to the
+// platform through the run driver's hooks and written when the run ends.
+#pragma once
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "apps/args.h"
+#include "platforms/config/platform_config.h"
+#include "testbench/gemm/gemm_run.h"
+#include "testbench/observe/chip_timeline.h"
+
+namespace trnsim::tb {
+class chip_waves;
+}
+
+namespace trnsim::app {
+
+class observers {
+public:
+    // Reads --timeline*, --vcd; usage errors for bad values. --vcd needs sim.signals (set it in cfg before the
+    // platform is built: this constructor does).
+    observers(const args& a, platform::platform_config& cfg);
+    ~observers();
+    void hook(tb::gemm_options& opt);
+    void report(std::ostream& os) const;
+
+private:
+    std::string m_timeline_file, m_vcd_file;
+    std::unique_ptr<tb::chip_timeline> m_timeline;
+    std::unique_ptr<tb::chip_waves> m_waves;
+    std::string m_summary;
+};
+
+} // namespace trnsim::app

@@ -1,0 +1,30 @@
+// SystemC signal waveforms of a chip (VCD through sc_trace): per core the Tensor Engine's busy / MATMULs in flight,
+// every DMA engine's busy / queue depth / bursts in flight, and the core's semaphores. The models drive these
+// signals only when sim.signals is on (trnsim run --vcd sets it).
+#pragma once
+#include <string>
+
+#include <systemc>
+
+#include "platforms/single_chip/chip.h"
+
+namespace trnsim::tb {
+
+class chip_waves {
+public:
+    // `file` is the VCD path (".vcd" is added by SystemC if missing); it is created by the first attach().
+    explicit chip_waves(const std::string& file);
+    ~chip_waves();
+    chip_waves(const chip_waves&) = delete;
+    chip_waves& operator=(const chip_waves&) = delete;
+    // Adds the chip's signals (during elaboration, before time 0); throws std::invalid_argument if the chip was
+    // built without sim.signals.
+    void attach(const platform::chip& chip);
+    void close();
+
+private:
+    std::string m_file;
+    sc_core::sc_trace_file* m_tf = nullptr;
+};
+
+} // namespace trnsim::tb

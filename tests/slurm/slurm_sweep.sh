@@ -1,0 +1,86 @@
+#!/bin/bash
+# slurm_sweep.sh TRNSIM WORKDIR: a small sweep through a real Slurm on this machine: installs Debian's Slurm
+# (slurmctld, slurmd, slurm-client) if it is missing, starts slurmctld and slurmd on localhost with a private
+# config, submits `trnsim sweep --emit slurm`'s job array with sbatch --wait and collects the rows.
+# Exit 77 (CTest: skipped) if Slurm is not installed and cannot be installed (not root, no package).
+set -u
+trnsim=$1; work=$2
+skip() { echo "SKIP: $*"; exit 77; }
+
+if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v sbatch >/dev/null; then
+  [ "$(id -u)" -eq 0 ] || skip "Slurm is not installed and this is not root"
+  command -v apt-get >/dev/null || skip "Slurm is not installed and there is no apt-get"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -qq --no-install-recommends slurmctld slurmd slurm-client >/dev/null 2>&1 ||
+    { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq --no-install-recommends slurmctld slurmd slurm-client >/dev/null 2>&1; } ||
+    skip "cannot install slurmctld, slurmd, slurm-client"
+fi
+[ "$(id -u)" -eq 0 ] || skip "slurmd needs root here"
+
+set -e
+rm -rf "$work"; mkdir -p "$work"/{state,spool,log}; cd "$work"
+host=$(hostname -s)
+cpus=$(nproc)
+# Ports unlikely to clash with a system Slurm.
+cport=$((16800 + RANDOM % 400)); dport=$((cport + 1))
+cat > slurm.conf <<CONF
+ClusterName=trnsimtest
+SlurmctldHost=$host
+SlurmctldPort=$cport
+SlurmdPort=$dport
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/none
+CredType=cred/none
+MpiDefault=none
+ProctrackType=proctrack/pgid
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+SwitchType=switch/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+ReturnToService=2
+StateSaveLocation=$work/state
+SlurmdSpoolDir=$work/spool
+SlurmctldPidFile=$work/slurmctld.pid
+SlurmdPidFile=$work/slurmd.pid
+SlurmctldLogFile=$work/log/slurmctld.log
+SlurmdLogFile=$work/log/slurmd.log
+SlurmctldTimeout=30
+SlurmdTimeout=30
+InactiveLimit=0
+MinJobAge=30
+NodeName=$host CPUs=$cpus State=UNKNOWN
+PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP
+CONF
+export SLURM_CONF=$work/slurm.conf
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
+trap cleanup EXIT
+slurmctld -D -i -f "$SLURM_CONF" >log/ctld.out 2>&1 & pids+=($!)
+slurmd -D -f "$SLURM_CONF" >log/d.out 2>&1 & pids+=($!)
+up=0
+for _ in $(seq 1 60); do
+  if sinfo -h -o '%T' 2>/dev/null | grep -Eq '^(idle|mixed)'; then up=1; break; fi
+  sleep 0.2
+done
+if [ $up -ne 1 ]; then
+  echo "Slurm did not come up:"; tail -n 20 log/*.log log/*.out; exit 1
+fi
+sinfo
+
+cat > s.json <<'JSON'
+{ "name": "slurm2x2", "set": { "sim.functional": false, "chip.cores": 2 }, "workload": { "m": 256, "k": 256, "n": 256 },
+  "axes": [ { "key": "chip.core.te.rows", "values": [64, 128] }, { "key": "workload.dtype", "values": ["bf16", "fp8_e4m3"] } ] }
+JSON
+"$trnsim" sweep s.json --emit slurm --out s.out --time 00:05:00
+job=$(sbatch --parsable s.out/slurm/sweep.sbatch)
+# Poll (sbatch --wait polls every few seconds; this keeps the test short).
+for _ in $(seq 1 600); do
+  [ -z "$(squeue -h -j "$job" 2>/dev/null)" ] && break
+  sleep 0.2
+done
+"$trnsim" sweep --collect --out s.out | tee collect.txt
+grep -q "4 points, 4 ok, 0 failed, 0 missing" collect.txt
+test "$(ls s.out/logs/slurm-*.log | wc -l)" -eq 4
+echo "slurm sweep: ok"
