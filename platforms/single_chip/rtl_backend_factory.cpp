@@ -1,0 +1,22 @@
+// Built with the RTL co-simulation (library trnsim_rtl): the Verilated matrix engine back end.
+#include "models/tensor_engine/te_backend_rtl.h"
+#include "platforms/config/config_node.h"
+#include "platforms/single_chip/factories.h"
+#include "testbench/rtl_adapter/me_rtl_adapter.h"
+
+namespace trnsim::platform {
+
+bool rtl_available() { return true; }
+std::string rtl_sizes() { return rtl::me_rtl_sizes_string(); }
+
+te_backend_handle make_te_backend_rtl(const std::string& name, const te::te_config& cfg) {
+    const std::string err = te::te_backend_rtl::check(cfg);
+    if (!err.empty()) throw config::config_error("chip.core.te." + err);
+    te_backend_handle h;
+    auto m = std::make_unique<te::te_backend_rtl>(name.c_str(), cfg);
+    h.backend = m.get();
+    h.module = std::move(m);
+    return h;
+}
+
+} // namespace trnsim::platform
