@@ -15,7 +15,7 @@ struct te_config {
     static constexpr uint32_t DEFAULT_LS_ROWS_PER_CYCLE = 4;
     static constexpr uint32_t DEFAULT_MIN_II = 64;
     static constexpr uint32_t DEFAULT_FP32_PASSES = 4;
-    static constexpr uint32_t DEFAULT_PIPELINE_LATENCY = 4;
+    static constexpr uint32_t DEFAULT_PIPELINE_LATENCY = 2;  // what rtl/matrix_engine has (docs/tensor_engine.md)
 
     uint32_t rows = DEFAULT_ROWS;            // PE rows (contraction dimension K, SBUF partitions)
     uint32_t cols = DEFAULT_COLS;            // PE columns (M, PSUM partitions)

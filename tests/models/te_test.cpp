@@ -46,9 +46,9 @@ TEST_CASE("TE back end: back-to-back MATMULs complete at the formula's cycles wi
     });
     sc_core::sc_start();
     REQUIRE(done.size() == 3);
-    // W = ceil(k/4), T = max(n, 64), D = 16 + 16 + 4.
-    // #0: load 0..4, stream 4..68, done 104.  #1: load 4..6, stream 68..132, done 168.  #2: load 6..10, stream 132, done 232.
-    const uint64_t expect_done[3] = {104, 168, 232}, expect_stream[3] = {4, 68, 132};
+    // W = ceil(k/4), T = max(n, 64), D = 16 + 16 + 2.
+    // #0: load 0..4, stream 4..68, done 102.  #1: load 4..6, stream 68..132, done 166.  #2: load 6..10, stream 132, done 230.
+    const uint64_t expect_done[3] = {102, 166, 230}, expect_stream[3] = {4, 68, 132};
     for (int i = 0; i < 3; ++i) {
         REQUIRE(done[i].id == uint64_t(i));
         REQUIRE(done[i].job.stream_start == expect_stream[i]);

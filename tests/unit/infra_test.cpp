@@ -146,7 +146,7 @@ TEST_CASE("config reader: key paths, types, ranges, unknown keys", "[config]") {
 }
 
 TEST_CASE("Tensor Engine timing follows the documented formula", "[te]") {
-    te::te_config c;  // 128x128, ls 4, min_ii 64, pipeline 4
+    te::te_config c;  // 128x128, ls 4, min_ii 64, pipeline 2
     te::te_timing t(c);
     using numerics::dtype;
     // Isolated instruction: W + T + D.
@@ -154,7 +154,7 @@ TEST_CASE("Tensor Engine timing follows the documented formula", "[te]") {
     REQUIRE(s0.load_start == 0);
     REQUIRE(s0.load_end == 32);
     REQUIRE(s0.stream_start == 32);
-    REQUIRE(s0.done == 32 + 512 + 128 + 128 + 4);
+    REQUIRE(s0.done == 32 + 512 + 128 + 128 + 2);
     // Back to back: the next streams right after the first (weights loaded in the background).
     auto s1 = t.schedule(dtype::bf16, 128, 512, 0);
     REQUIRE(s1.load_start == 32);
