@@ -111,7 +111,9 @@ hbm_run_result run_hbm_requests(const hbm::hbm_dram_config& cfg, const std::vect
         hbm::cycle_t at = std::max(at_prev, hbm::cycle_t(std::ceil(r.time_ns / tck - 1e-9)));
         // Closed loop: wait for a completion while the window is full.
         while (in_flight >= outstanding) {
-            at = std::max(at, sys.next_completion());
+            hbm::cycle_t c = sys.next_completion();
+            if (c == hbm::NEVER) throw std::logic_error("hbm: requests in flight but the model makes no progress");
+            at = std::max(at, c);
             sys.retire_completion();
             --in_flight;
         }
