@@ -1,5 +1,7 @@
 #include "platforms/config/config_node.h"
 
+#include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -27,6 +29,11 @@ void node::fail(const std::string& key, const std::string& msg) const {
     throw config_error(key_path(key) + ": " + msg + (m_source.empty() ? "" : " (in " + m_source + ")"));
 }
 
+void node::fail_here(const std::string& msg) const {
+    throw config_error((m_path.empty() ? m_source : m_path) + ": " + msg +
+                       (m_source.empty() || m_path.empty() ? "" : " (in " + m_source + ")"));
+}
+
 const nlohmann::json* node::find(const std::string& key) const {
     m_used->insert(key);
     auto it = m_json->find(key);
@@ -51,8 +58,31 @@ std::vector<node> node::children(const std::string& key) const {
     for (size_t i = 0; i < j->size(); ++i) {
         const auto& e = (*j)[i];
         std::string p = key_path(key) + "[" + std::to_string(i) + "]";
-        if (!e.is_object()) throw config_error(p + ": expected an object, got " + type_name(e));
+        if (!e.is_object()) throw config_error(p + ": expected an object, got " + type_name(e) +
+                                               (m_source.empty() ? "" : " (in " + m_source + ")"));
         out.push_back(node(&e, p, m_source));
+    }
+    return out;
+}
+
+std::vector<std::vector<node>> node::children2d(const std::string& key) const {
+    std::vector<std::vector<node>> out;
+    const auto* j = find(key);
+    if (!j) return out;
+    if (!j->is_array()) fail(key, "expected an array of arrays, got " + type_name(*j));
+    for (size_t i = 0; i < j->size(); ++i) {
+        const auto& row = (*j)[i];
+        std::string p = key_path(key) + "[" + std::to_string(i) + "]";
+        if (!row.is_array()) throw config_error(p + ": expected an array, got " + type_name(row) +
+                                                (m_source.empty() ? "" : " (in " + m_source + ")"));
+        out.emplace_back();
+        for (size_t k = 0; k < row.size(); ++k) {
+            const auto& e = row[k];
+            std::string q = p + "[" + std::to_string(k) + "]";
+            if (!e.is_object()) throw config_error(q + ": expected an object, got " + type_name(e) +
+                                                   (m_source.empty() ? "" : " (in " + m_source + ")"));
+            out.back().push_back(node(&e, q, m_source));
+        }
     }
     return out;
 }
@@ -81,6 +111,18 @@ uint64_t node::get_uint(const std::string& key, uint64_t def, uint64_t lo, uint6
         fail(key, "expected a whole number, got " + type_name(*j) + " " + j->dump());
     }
     uint64_t v = j->is_number_float() ? uint64_t(j->get<double>()) : j->get<uint64_t>();
+    if (v < lo || v > hi)
+        fail(key, "value " + std::to_string(v) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return v;
+}
+
+int64_t node::get_int(const std::string& key, int64_t def, int64_t lo, int64_t hi) const {
+    const auto* j = find(key);
+    if (!j) return def;
+    if (j->is_number_float() || !j->is_number()) fail(key, "expected a whole number, got " + type_name(*j) + " " + j->dump());
+    if (j->is_number_unsigned() && j->get<uint64_t>() > uint64_t(INT64_MAX))
+        fail(key, "value " + j->dump() + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    int64_t v = j->get<int64_t>();
     if (v < lo || v > hi)
         fail(key, "value " + std::to_string(v) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
     return v;
@@ -136,9 +178,57 @@ void node::finish() const {
     }
 }
 
+namespace {
+// Tracks the objects and arrays being parsed, so a key given twice in one object is reported with its path.
+class duplicate_key_check {
+public:
+    explicit duplicate_key_check(const std::string& source) : m_source(source) {}
+    bool operator()(int, nlohmann::json::parse_event_t ev, nlohmann::json& parsed) {
+        using ev_t = nlohmann::json::parse_event_t;
+        switch (ev) {
+        case ev_t::object_start: m_frames.emplace_back(false); break;
+        case ev_t::array_start: m_frames.emplace_back(true); break;
+        case ev_t::key: {
+            auto& f = m_frames.back();
+            f.key = parsed.get<std::string>();
+            if (!f.keys.insert(f.key).second)
+                throw config_error(m_source + ": " + path() + ": key given twice (JSON keeps only one of them)");
+            break;
+        }
+        case ev_t::value: if (!m_frames.empty() && m_frames.back().array) ++m_frames.back().index; break;
+        case ev_t::object_end:
+        case ev_t::array_end:
+            m_frames.pop_back();
+            if (!m_frames.empty() && m_frames.back().array) ++m_frames.back().index;
+            break;
+        }
+        return true;
+    }
+
+private:
+    struct frame {
+        explicit frame(bool a) : array(a) {}
+        bool array;
+        size_t index = 0;
+        std::string key;
+        std::set<std::string> keys;
+    };
+    std::string path() const {
+        std::string p;
+        for (const auto& f : m_frames) {
+            if (f.array) p += "[" + std::to_string(f.index) + "]";
+            else p += (p.empty() ? "" : ".") + f.key;
+        }
+        return p;
+    }
+    const std::string& m_source;
+    std::vector<frame> m_frames;
+};
+} // namespace
+
 nlohmann::json parse_json(const std::string& text, const std::string& source) {
     try {
-        return nlohmann::json::parse(text, nullptr, true, /*ignore_comments=*/true);
+        return nlohmann::json::parse(text, duplicate_key_check(source), true, /*ignore_comments=*/true);
     } catch (const nlohmann::json::parse_error& e) {
         // e.byte is 1-based position of the error; turn it into line:column.
         size_t line = 1, col = 1;
@@ -153,8 +243,12 @@ nlohmann::json parse_json(const std::string& text, const std::string& source) {
 }
 
 nlohmann::json load_json_file(const std::string& file) {
+    std::error_code ec;
+    auto st = std::filesystem::status(file, ec);
+    if (ec || !std::filesystem::exists(st)) throw config_error(file + ": cannot open file (it does not exist)");
+    if (!std::filesystem::is_regular_file(st)) throw config_error(file + ": cannot open file (not a regular file)");
     std::ifstream in(file);
-    if (!in) throw config_error(file + ": cannot open file");
+    if (!in) throw config_error(file + ": cannot open file (permission denied?)");
     std::stringstream ss;
     ss << in.rdbuf();
     return parse_json(ss.str(), file);
