@@ -10,6 +10,8 @@ struct dma_config {
     uint64_t max_burst = 4096;          // bytes per TLM transaction
     uint32_t outstanding = 16;          // bursts in flight per engine
     double descriptor_latency_ns = 600; // from queueing a descriptor to its first burst (pipelined, not occupancy)
+    uint64_t align_bytes = 1;           // addresses, lengths and strides must be multiples of this (power of two)
+    bool checksum = false;              // end-to-end checksums on every descriptor (functional runs only)
 };
 
 } // namespace trnsim::dma

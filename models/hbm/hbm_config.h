@@ -2,6 +2,9 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "tlm/fault.h"
 
 namespace trnsim::hbm {
 
@@ -17,6 +20,10 @@ struct hbm_config {
                                       // so power-of-two strides do not camp on a few channels
     std::string memspec;              // for model = "dram": memspec preset name
     bool functional = true;           // false: timing only, no data stored or returned
+    // Injected faults, targets relative to the HBM: "" (every channel) or "channelN". Kinds: "disable" (policy
+    // "error": requests touching the channel fail; "remap": the next enabled channel serves them), "slow"
+    // (latency_ns added), "corrupt" (one bit of the data read or written flips).
+    std::vector<tlmx::fault_spec> faults;
     uint32_t channels() const { return stacks * channels_per_stack; }
 };
 

@@ -28,6 +28,7 @@ struct gemm_result {
     std::string first_mismatch;
     double max_abs_err = 0, max_rel_err = 0;  // vs FP64 on sampled elements (the FP32 accumulation's own error)
     uint64_t error_samples = 0;
+    std::string c_digest;              // FNV-1a of C's bytes (functional runs): the result's fingerprint
     std::map<std::string, double> stats;
 };
 
