@@ -96,9 +96,16 @@ double run_to_completion(const sim_probe& probe, const sim_options& opt) {
     sc_core::sc_time slice = opt.slice;
     if (opt.stall_limit_us > 0) slice = std::min(slice, sc_core::sc_time(opt.stall_limit_us / 2, sc_core::SC_US));
     wall_watchdog dog(opt.wall_limit_s, opt.hang_grace_s, opt.on_hang);
+    bool started = sc_core::sc_get_status() != sc_core::SC_ELABORATION;  // no activity is known before the first start
     while (!probe.finished()) {
-        if (!sc_core::sc_pending_activity()) throw sim_error(report("deadlock: no events left", probe));
-        sc_core::sc_start(slice);
+        if (started && !sc_core::sc_pending_activity()) throw sim_error(report("deadlock: no events left", probe));
+        // With events inside the slice, stop after the last one if nothing follows (time stays at it, for the
+        // deadlock report); with none, advance to the slice's end (exiting on starvation would not advance time).
+        if (started && sc_core::sc_time_to_pending_activity() <= slice)
+            sc_core::sc_start(slice, sc_core::SC_EXIT_ON_STARVATION);
+        else
+            sc_core::sc_start(slice);
+        started = true;
         double wall = std::chrono::duration<double>(clock::now() - t0).count();
         uint64_t p = probe.progress ? probe.progress() : 0;
         dog.seen(uint64_t(sc_core::sc_time_stamp().to_seconds() * 1e12), p);

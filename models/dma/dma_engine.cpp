@@ -107,7 +107,9 @@ void dma_engine::issue_thread() {
 }
 
 void dma_engine::burst_failed(const job& j, tlm::tlm_generic_payload* gp, const std::string& why) {
-    std::string msg = why + " on " + tlmx::describe(*gp) + " (descriptor " + to_string(j.d) + ")";
+    const std::string burst = tlmx::describe(*gp);
+    std::string msg = why + (why.find(burst) == std::string::npos ? " on " + burst : "") + " (descriptor " +
+                      to_string(j.d) + ")";
     gp->release();
     SC_REPORT_ERROR(name(), msg.c_str());
     throw std::logic_error(msg);  // not reached: SC_REPORT_ERROR throws (or aborts) under every action we set

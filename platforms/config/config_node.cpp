@@ -239,6 +239,11 @@ nlohmann::json parse_json(const std::string& text, const std::string& source) {
         auto pos = what.find("syntax error");
         throw config_error(source + ":" + std::to_string(line) + ":" + std::to_string(col) + ": JSON " +
                            (pos == std::string::npos ? what : what.substr(pos)));
+    } catch (const nlohmann::json::exception& e) {
+        // Not a syntax error but a value JSON cannot hold (a number overflowing a double); no position is known.
+        std::string what = e.what();
+        auto pos = what.find("] ");
+        throw config_error(source + ": JSON " + (pos == std::string::npos ? what : what.substr(pos + 2)));
     }
 }
 

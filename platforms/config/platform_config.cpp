@@ -331,8 +331,13 @@ platform_config load_platform(const std::string& name_or_file, const std::vector
 platform_config load_platform(const std::string& name_or_file, const std::vector<std::string>& overrides,
                               const std::vector<std::string>& fault_options, const std::string& dir) {
     namespace fs = std::filesystem;
-    auto resolve = [&](const std::string& n) -> std::string {
-        if ((n.size() > 5 && n.substr(n.size() - 5) == ".json") || n.find('/') != std::string::npos) return n;
+    // A preset name, or a file: relative files named by "extends" are relative to the file that names them.
+    auto resolve = [&](const std::string& n, const std::string& from = "") -> std::string {
+        if ((n.size() > 5 && n.substr(n.size() - 5) == ".json") || n.find('/') != std::string::npos) {
+            fs::path p(n);
+            if (p.is_relative() && !from.empty()) p = fs::path(from).parent_path() / p;
+            return p.string();
+        }
         fs::path p = fs::path(dir) / (n + ".json");
         if (!fs::exists(p)) {
             std::string known;
@@ -347,10 +352,21 @@ platform_config load_platform(const std::string& name_or_file, const std::vector
     while (merged.contains("extends")) {
         if (!merged["extends"].is_string()) throw config_error(chain.back() + ": extends: expected a preset name");
         std::string parent = merged["extends"].get<std::string>();
-        std::string pf = resolve(parent);
-        if (std::find(chain.begin(), chain.end(), pf) != chain.end()) throw config_error(file + ": extends loops through " + pf);
+        std::string pf;
+        nlohmann::json base;
+        try {
+            pf = resolve(parent, chain.back());
+            auto same = [&](const std::string& f) {
+                std::error_code e1, e2;
+                return fs::weakly_canonical(f, e1) == fs::weakly_canonical(pf, e2);
+            };
+            if (std::find_if(chain.begin(), chain.end(), same) != chain.end())
+                throw config_error("loops back to " + pf);
+            base = config::load_json_file(pf);
+        } catch (const config_error& e) {
+            throw config_error(chain.back() + ": extends \"" + parent + "\": " + e.what());
+        }
         chain.push_back(pf);
-        nlohmann::json base = config::load_json_file(pf);
         merged.erase("extends");
         config::merge(base, merged);
         merged = std::move(base);
