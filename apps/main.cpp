@@ -56,7 +56,7 @@ tb::sim_options sim_opts(const app::args& a) {
 void write_stats(const app::args& a, nlohmann::json j) {
     if (!a.has("stats")) return;
     if (a.has("no-wall-time")) app::strip_wall_time(j);
-    app::write_file_atomic(a.str("stats", ""), j.dump(2) + "\n");
+    app::write_file_atomic(a.str("stats", ""), j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 int cmd_program(const app::args& a, const platform::platform_config& cfg) {

@@ -90,6 +90,8 @@ std::string format_faults(const platform::platform_config& cfg, const std::map<s
     o << "\n";
     o << fmt("                  HBM: %.0f requests failed, %.0f blocks remapped, %.0f slowed, %.0f corrupted\n",
              sum("hbm.fault_errors"), sum("hbm.remapped_blocks"), sum("hbm.slowed_requests"), sum("hbm.corrupted_transfers"));
+    o << fmt("                  DMA: %.0f injected errors (a DMA fault's after/count apply to each engine it names)\n",
+             sum(".injected_errors"));
     return o.str();
 }
 

@@ -11,8 +11,16 @@
 namespace trnsim::tb {
 
 namespace {
+// "12.345 us" (or "0 us"): one unit for every time in the reports, easy to compare.
+std::string us(const sc_core::sc_time& t) {
+    if (t == sc_core::SC_ZERO_TIME) return "0 us";
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.3f us", t.to_seconds() * 1e6);
+    return buf;
+}
+
 std::string report(const std::string& what, const sim_probe& p) {
-    std::string s = what + " at simulated time " + sc_core::sc_time_stamp().to_string() + ":";
+    std::string s = what + " at simulated time " + us(sc_core::sc_time_stamp()) + ":";
     for (auto& line : p.stuck()) s += "\n  " + line;
     return s;
 }
@@ -64,7 +72,7 @@ private:
         std::string msg = "watchdog: wall-clock limit of " + seconds(m_limit) +
                           " s exceeded and the simulation has not returned from its time slice for a further " +
                           seconds(m_grace) + " s (a model loops in zero simulated time or in host code); last seen "
-                          "at simulated time " + sc_core::sc_time(double(m_sim_ps.load()), sc_core::SC_PS).to_string() +
+                          "at simulated time " + us(sc_core::sc_time(double(m_sim_ps.load()), sc_core::SC_PS)) +
                           ", progress count " + std::to_string(m_progress.load());
         if (m_on_hang) {
             l.unlock();
@@ -122,7 +130,7 @@ double run_to_completion(const sim_probe& probe, const sim_options& opt) {
                        (sc_core::sc_time_stamp() - last_progress_time).to_seconds() * 1e6 >= opt.stall_limit_us) {
                 throw sim_error(report("watchdog: no progress for " + seconds(opt.stall_limit_us) +
                                            " us of simulated time (--stall-limit-us; last progress at " +
-                                           last_progress_time.to_string() + ")",
+                                           us(last_progress_time) + ")",
                                        probe));
             }
         }

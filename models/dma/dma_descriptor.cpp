@@ -97,8 +97,8 @@ void for_each_burst(const dma_descriptor& d, uint64_t max_burst,
                     const std::function<void(uint64_t, uint64_t, uint64_t)>& fn) {
     for (uint32_t p = 0; p < d.planes; ++p)
         for (uint32_t r = 0; r < d.rows; ++r) {
-            uint64_t s = d.src + uint64_t(int64_t(p) * d.src_plane_stride + int64_t(r) * d.src_stride);
-            uint64_t t = d.dst + uint64_t(int64_t(p) * d.dst_plane_stride + int64_t(r) * d.dst_stride);
+            uint64_t s = row_address(d.src, p, d.src_plane_stride, r, d.src_stride);
+            uint64_t t = row_address(d.dst, p, d.dst_plane_stride, r, d.dst_stride);
             for (uint64_t off = 0; off < d.row_bytes;) {
                 uint64_t len = std::min(d.row_bytes - off, max_burst - (t + off) % max_burst);
                 fn(s + off, t + off, len);
@@ -121,7 +121,7 @@ std::vector<std::pair<uint32_t, dma_descriptor>> split_across_engines(const dma_
         return out;
     }
     if (d.rows == 1 && d.planes == 1) {
-        uint64_t granules = (d.row_bytes + granule - 1) / granule;
+        uint64_t granules = d.row_bytes / granule + (d.row_bytes % granule != 0);  // no overflow near 2^64
         uint64_t per = (granules + engines - 1) / engines * granule;
         for (uint32_t e = 0; e < engines && uint64_t(e) * per < d.row_bytes; ++e) {
             dma_descriptor p = d;
@@ -134,11 +134,12 @@ std::vector<std::pair<uint32_t, dma_descriptor>> split_across_engines(const dma_
     }
     for (uint32_t e = 0; e < engines && e < d.rows; ++e) {
         dma_descriptor p = d;
-        p.src += uint64_t(int64_t(e) * d.src_stride);
-        p.dst += uint64_t(int64_t(e) * d.dst_stride);
+        p.src = row_address(d.src, 0, 0, e, d.src_stride);
+        p.dst = row_address(d.dst, 0, 0, e, d.dst_stride);
         p.rows = (d.rows - e + engines - 1) / engines;
-        p.src_stride = d.src_stride * engines;
-        p.dst_stride = d.dst_stride * engines;
+        // Wrapping (the part's addresses are still exact modulo 2^64, where they all lie).
+        p.src_stride = int64_t(uint64_t(d.src_stride) * engines);
+        p.dst_stride = int64_t(uint64_t(d.dst_stride) * engines);
         out.emplace_back(e, p);
     }
     return out;

@@ -22,6 +22,13 @@ struct dma_descriptor {
     uint64_t total_bytes() const { return row_bytes * rows * planes; }
 };
 
+// The address of row `r` of plane `p` from `base`, in wrapping 64-bit arithmetic: a valid descriptor's addresses
+// all lie in [0, 2^64), but a partial sum such as p * plane_stride can exceed the int64 range (which would be
+// undefined behaviour in signed arithmetic).
+inline uint64_t row_address(uint64_t base, uint64_t p, int64_t plane_stride, uint64_t r, int64_t row_stride) {
+    return base + p * uint64_t(plane_stride) + r * uint64_t(row_stride);
+}
+
 // Limits of one descriptor.
 constexpr uint64_t MAX_TOTAL_ROWS = 1ull << 32;  // rows x planes
 

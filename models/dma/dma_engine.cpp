@@ -17,7 +17,8 @@ dma_engine::dma_engine(sc_core::sc_module_name name, const dma_config& cfg, cons
     SC_THREAD(issue_thread);
     SC_THREAD(retire_thread);
     for (auto* s : {static_cast<stats::stat*>(&m_descriptors), static_cast<stats::stat*>(&m_bursts),
-                    static_cast<stats::stat*>(&m_bytes), static_cast<stats::stat*>(&m_busy)})
+                    static_cast<stats::stat*>(&m_bytes), static_cast<stats::stat*>(&m_busy),
+                    static_cast<stats::stat*>(&m_injected)})
         m_stats.add(*s);
 }
 
@@ -33,8 +34,8 @@ void dma_engine::submit(const dma_descriptor& d, std::function<void()> on_done, 
 
 void dma_engine::next_burst(job& j, uint64_t& src, uint64_t& dst, uint64_t& len) {
     const dma_descriptor& d = j.d;
-    src = d.src + uint64_t(int64_t(j.plane) * d.src_plane_stride + int64_t(j.row) * d.src_stride) + j.off;
-    dst = d.dst + uint64_t(int64_t(j.plane) * d.dst_plane_stride + int64_t(j.row) * d.dst_stride) + j.off;
+    src = row_address(d.src, j.plane, d.src_plane_stride, j.row, d.src_stride) + j.off;
+    dst = row_address(d.dst, j.plane, d.dst_plane_stride, j.row, d.dst_stride) + j.off;
     len = std::min(d.row_bytes - j.off, m_cfg.max_burst - dst % m_cfg.max_burst);
     j.off += len;
     if (j.off == d.row_bytes) {
@@ -74,8 +75,10 @@ void dma_engine::issue_thread() {
         gp->set_command(tlm::TLM_READ_COMMAND);
         gp->set_address(src);
         for (auto& f : m_faults)
-            if (f.spec().kind == "error" && f.hit(sc_core::sc_time_stamp().to_seconds() * 1e9))
+            if (f.spec().kind == "error" && f.hit(sc_core::sc_time_stamp().to_seconds() * 1e9)) {
+                ++m_injected;
                 burst_failed(*it, gp, "injected fault " + f.spec().label);
+            }
         out->b_transport(*gp, delay);
         if (gp->get_response_status() != tlm::TLM_OK_RESPONSE) burst_failed(*it, gp, tlmx::error_text(*gp));
         if (it->check) {

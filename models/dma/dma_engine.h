@@ -78,6 +78,7 @@ private:
     stats::counter m_descriptors{"descriptors", "count", "descriptors completed"};
     stats::counter m_bursts{"bursts", "count", "bursts (read + write transaction pairs)"};
     stats::counter m_bytes{"bytes", "B", "bytes moved"};
+    stats::counter m_injected{"injected_errors", "count", "bursts failed by an injected fault"};
     stats::formula m_busy{"busy_ns", "ns", "datapath busy time", [this] { return double(m_port.busy_ps()) / 1000.0; }};
 };
 

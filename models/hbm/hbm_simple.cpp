@@ -26,7 +26,7 @@ hbm_simple::hbm_simple(sc_core::sc_module_name name, const hbm_config& cfg)
     }
 }
 
-size_t hbm_simple::serving_channel(size_t ch, double now_ns, std::string& why) {
+size_t hbm_simple::serving_channel(size_t ch, uint64_t block, double now_ns, std::string& why) {
     auto disabled = [&](size_t c) -> const channel_fault* {
         for (const auto& f : m_faults)
             if (f.trigger.spec().kind == "disable" && (f.channel == c || f.channel == ALL) && f.trigger.active(now_ns))
@@ -36,12 +36,17 @@ size_t hbm_simple::serving_channel(size_t ch, double now_ns, std::string& why) {
     const channel_fault* f = disabled(ch);
     if (!f) return ch;
     if (f->trigger.spec().policy == "remap") {
-        for (size_t i = 1; i < m_channels.size(); ++i) {
-            size_t spare = (ch + i) % m_channels.size();
-            if (!disabled(spare)) {
-                ++m_remapped;
-                return spare;
-            }
+        // Spread the disabled channel's blocks over the enabled channels (by block address), so no single spare
+        // takes all of its traffic.
+        size_t enabled = 0;
+        for (size_t c = 0; c < m_channels.size(); ++c) enabled += disabled(c) ? 0 : 1;
+        if (enabled) {
+            size_t k = size_t(block % enabled);
+            for (size_t c = 0; c < m_channels.size(); ++c)
+                if (!disabled(c) && k-- == 0) {
+                    ++m_remapped;
+                    return c;
+                }
         }
         why = std::string(name()) + ": channel " + std::to_string(ch) + " is disabled and no channel is left to remap it to (" +
               f->trigger.spec().label + ")";
@@ -89,7 +94,7 @@ void hbm_simple::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& del
         size_t ch = channel_of(addr / blk);
         if (!m_faults.empty()) {
             std::string why;
-            ch = serving_channel(ch, now_ns, why);
+            ch = serving_channel(ch, addr / blk, now_ns, why);
             if (ch == ALL) {
                 ++m_fault_errors;
                 tlmx::set_error(gp, tlm::TLM_GENERIC_ERROR_RESPONSE, why);

@@ -33,9 +33,10 @@ private:
         tlmx::fault_trigger trigger;
     };
     static constexpr size_t ALL = ~size_t(0);
-    // The channel that serves `ch` (itself, or its spare when a "remap" fault disables it); sets `why` and returns
-    // ALL when the channel is disabled with policy "error".
-    size_t serving_channel(size_t ch, double now_ns, std::string& why);
+    // The channel that serves interleave block `block` of channel `ch`: ch itself, or, when a "remap" fault
+    // disables ch, one of the enabled channels chosen by the block address. Sets `why` and returns ALL when the
+    // channel is disabled with policy "error" (or nothing is left to remap to).
+    size_t serving_channel(size_t ch, uint64_t block, double now_ns, std::string& why);
     void corrupt(tlm::tlm_generic_payload& gp, const std::vector<size_t>& touched, double now_ns);
 
     hbm_config m_cfg;
@@ -54,7 +55,7 @@ private:
     }};
     stats::histogram m_latency{"access_latency", "ns", "latency of each transaction (queueing included)", 10, 400};
     stats::counter m_fault_errors{"fault_errors", "count", "transactions failed by a disabled channel"};
-    stats::counter m_remapped{"remapped_blocks", "count", "interleave blocks served by a spare channel"};
+    stats::counter m_remapped{"remapped_blocks", "count", "interleave blocks of disabled channels served by others"};
     stats::counter m_slowed{"slowed_requests", "count", "transactions delayed by a slow-channel fault"};
     stats::counter m_corrupted{"corrupted_transfers", "count", "transactions whose data an injected fault corrupted"};
 };

@@ -1,8 +1,10 @@
 #include "platforms/config/config_node.h"
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <cstdio>
 #include <sstream>
 
 namespace trnsim::config {
@@ -10,6 +12,21 @@ namespace trnsim::config {
 namespace {
 std::string type_name(const nlohmann::json& j) { return j.type_name(); }
 } // namespace
+
+std::string show(const nlohmann::json& j) {
+    std::string s = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (s.size() > 80) s = s.substr(0, 77) + "...";
+    return s;
+}
+
+bool valid_utf8(const std::string& s) {
+    try {
+        (void)nlohmann::json(s).dump();
+        return true;
+    } catch (const nlohmann::json::type_error&) {
+        return false;
+    }
+}
 
 const nlohmann::json& node::empty_object() {
     static const nlohmann::json e = nlohmann::json::object();
@@ -25,12 +42,29 @@ node node::root(const nlohmann::json& j, std::string source) {
     return n;
 }
 
+namespace {
+// Key paths come from the input: control characters (a NUL would cut the message short) are shown escaped.
+std::string printable(const std::string& s) {
+    std::string out;
+    for (unsigned char c : s) {
+        if (c >= 0x20 && c != 0x7f) {
+            out += char(c);
+        } else {
+            char b[8];
+            std::snprintf(b, sizeof b, "\\x%02x", c);
+            out += b;
+        }
+    }
+    return out;
+}
+} // namespace
+
 void node::fail(const std::string& key, const std::string& msg) const {
-    throw config_error(key_path(key) + ": " + msg + (m_source.empty() ? "" : " (in " + m_source + ")"));
+    throw config_error(printable(key_path(key)) + ": " + msg + (m_source.empty() ? "" : " (in " + m_source + ")"));
 }
 
 void node::fail_here(const std::string& msg) const {
-    throw config_error((m_path.empty() ? m_source : m_path) + ": " + msg +
+    throw config_error(printable(m_path.empty() ? m_source : m_path) + ": " + msg +
                        (m_source.empty() || m_path.empty() ? "" : " (in " + m_source + ")"));
 }
 
@@ -90,7 +124,7 @@ std::vector<std::vector<node>> node::children2d(const std::string& key) const {
 double node::get_double(const std::string& key, double def, double lo, double hi) const {
     const auto* j = find(key);
     if (!j) return def;
-    if (!j->is_number()) fail(key, "expected a number, got " + type_name(*j) + " " + j->dump());
+    if (!j->is_number()) fail(key, "expected a number, got " + type_name(*j) + " " + show(*j));
     double v = j->get<double>();
     if (!(v >= lo && v <= hi)) {
         std::ostringstream os;
@@ -104,11 +138,15 @@ uint64_t node::get_uint(const std::string& key, uint64_t def, uint64_t lo, uint6
     const auto* j = find(key);
     if (!j) return def;
     if (j->is_number_float()) {
+        // Checked before converting: a double outside [0, 2^64) has no uint64 value (undefined behaviour).
         double d = j->get<double>();
-        if (d != double(uint64_t(d)) || d < 0) fail(key, "expected a whole number, got " + j->dump());
+        if (d < 0) fail(key, "expected a non-negative whole number, got " + show(*j));
+        if (d != std::floor(d)) fail(key, "expected a whole number, got " + show(*j));
+        if (d >= 18446744073709551616.0)
+            fail(key, "value " + show(*j) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
     } else if (!j->is_number_unsigned()) {
-        if (j->is_number_integer()) fail(key, "expected a non-negative whole number, got " + j->dump());
-        fail(key, "expected a whole number, got " + type_name(*j) + " " + j->dump());
+        if (j->is_number_integer()) fail(key, "expected a non-negative whole number, got " + show(*j));
+        fail(key, "expected a whole number, got " + type_name(*j) + " " + show(*j));
     }
     uint64_t v = j->is_number_float() ? uint64_t(j->get<double>()) : j->get<uint64_t>();
     if (v < lo || v > hi)
@@ -119,9 +157,9 @@ uint64_t node::get_uint(const std::string& key, uint64_t def, uint64_t lo, uint6
 int64_t node::get_int(const std::string& key, int64_t def, int64_t lo, int64_t hi) const {
     const auto* j = find(key);
     if (!j) return def;
-    if (j->is_number_float() || !j->is_number()) fail(key, "expected a whole number, got " + type_name(*j) + " " + j->dump());
+    if (j->is_number_float() || !j->is_number()) fail(key, "expected a whole number, got " + type_name(*j) + " " + show(*j));
     if (j->is_number_unsigned() && j->get<uint64_t>() > uint64_t(INT64_MAX))
-        fail(key, "value " + j->dump() + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+        fail(key, "value " + show(*j) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
     int64_t v = j->get<int64_t>();
     if (v < lo || v > hi)
         fail(key, "value " + std::to_string(v) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
@@ -131,14 +169,14 @@ int64_t node::get_int(const std::string& key, int64_t def, int64_t lo, int64_t h
 bool node::get_bool(const std::string& key, bool def) const {
     const auto* j = find(key);
     if (!j) return def;
-    if (!j->is_boolean()) fail(key, "expected true or false, got " + j->dump());
+    if (!j->is_boolean()) fail(key, "expected true or false, got " + show(*j));
     return j->get<bool>();
 }
 
 std::string node::get_string(const std::string& key, const std::string& def) const {
     const auto* j = find(key);
     if (!j) return def;
-    if (!j->is_string()) fail(key, "expected a string, got " + type_name(*j) + " " + j->dump());
+    if (!j->is_string()) fail(key, "expected a string, got " + type_name(*j) + " " + show(*j));
     return j->get<std::string>();
 }
 
@@ -155,12 +193,12 @@ std::vector<uint64_t> node::get_uint_list(const std::string& key, const std::vec
                                           uint64_t hi) const {
     const auto* j = find(key);
     if (!j) return def;
-    if (!j->is_array()) fail(key, "expected an array of whole numbers, got " + j->dump());
+    if (!j->is_array()) fail(key, "expected an array of whole numbers, got " + show(*j));
     std::vector<uint64_t> out;
     for (size_t i = 0; i < j->size(); ++i) {
         const auto& e = (*j)[i];
         std::string k = key + "[" + std::to_string(i) + "]";
-        if (!e.is_number_unsigned()) fail(k, "expected a non-negative whole number, got " + e.dump());
+        if (!e.is_number_unsigned()) fail(k, "expected a non-negative whole number, got " + show(e));
         uint64_t v = e.get<uint64_t>();
         if (v < lo || v > hi)
             fail(k, "value " + std::to_string(v) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
@@ -192,7 +230,7 @@ public:
             auto& f = m_frames.back();
             f.key = parsed.get<std::string>();
             if (!f.keys.insert(f.key).second)
-                throw config_error(m_source + ": " + path() + ": key given twice (JSON keeps only one of them)");
+                throw config_error(m_source + ": " + printable(path()) + ": key given twice (JSON keeps only one of them)");
             break;
         }
         case ev_t::value: if (!m_frames.empty() && m_frames.back().array) ++m_frames.back().index; break;
@@ -262,12 +300,15 @@ nlohmann::json load_json_file(const std::string& file) {
 void apply_override(nlohmann::json& j, const std::string& assignment) {
     auto eq = assignment.find('=');
     if (eq == std::string::npos || eq == 0)
-        throw config_error("--set " + assignment + ": expected key.path=value");
+        throw config_error("--set " + printable(assignment) + ": expected key.path=value");
+    for (unsigned char c : assignment.substr(0, eq))
+        if (c < 0x20 || c == 0x7f) throw config_error("--set " + printable(assignment) + ": control character in the key");
     std::string path = assignment.substr(0, eq), text = assignment.substr(eq + 1);
     nlohmann::json value;
     try {
         value = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error&) {
+    } catch (const nlohmann::json::exception&) {
+        if (!valid_utf8(text)) throw config_error("--set " + printable(path) + "=...: the value is not valid UTF-8 text");
         value = text;
     }
     nlohmann::json* cur = &j;

@@ -69,6 +69,11 @@ private:
     std::shared_ptr<std::set<std::string>> m_used;
 };
 
+// A value as it appears in messages: compact JSON, invalid UTF-8 replaced, cut at 80 characters.
+std::string show(const nlohmann::json& j);
+// Whether text is valid UTF-8 (JSON strings must be).
+bool valid_utf8(const std::string& s);
+
 // Parses JSON text; syntax errors name the source and line:column, a key given twice in one object is an error
 // naming its path (JSON itself would silently keep the last one).
 nlohmann::json parse_json(const std::string& text, const std::string& source);

@@ -262,6 +262,9 @@ nlohmann::json fault_option_json(const std::string& option) {
     auto colon = option.find(':');
     if (colon == std::string::npos || colon == 0 || colon + 1 == option.size())
         throw bad("expected TARGET:KIND[,key=value...] (" + fault_targets_help() + ")");
+    if (!config::valid_utf8(option)) throw config_error("--fault: the option is not valid UTF-8 text");
+    for (unsigned char c : option)
+        if (c < 0x20 || c == 0x7f) throw config_error("--fault: control character in the option");
     nlohmann::json j = nlohmann::json::object();
     j["target"] = option.substr(0, colon);
     std::string rest = option.substr(colon + 1);
@@ -281,7 +284,8 @@ nlohmann::json fault_option_json(const std::string& option) {
             if (j.contains(key)) throw bad("'" + key + "' given twice");
             try {
                 j[key] = nlohmann::json::parse(text);
-            } catch (const nlohmann::json::parse_error&) {
+            } catch (const nlohmann::json::exception&) {
+                if (!config::valid_utf8(text)) throw bad("'" + key + "': the value is not valid UTF-8 text");
                 j[key] = text;
             }
         }

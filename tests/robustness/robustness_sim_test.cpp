@@ -149,7 +149,7 @@ TEST_CASE("the deadlock report's text", "[deadlock]") {
     auto cfg = platform::load_platform("trn2", {"chip.cores=1"});
     auto p = tb::load_program("programs/circular_wait.json", cfg.chip);
     REQUIRE_THROWS_WITH(tb::run_program(cfg, p, quiet()),
-                        Catch::Equals("deadlock: no events left at simulated time 0 s:\n"
+                        Catch::Equals("deadlock: no events left at simulated time 0 us:\n"
                                       "  chip0.core0.dma_queue0 stopped at instruction #0 of 1, waiting for semaphore 1 >= 1 (it is 0)\n"
                                       "  chip0.core0.dma_queue1 stopped at instruction #0 of 1, waiting for semaphore 0 >= 1 (it is 0)"));
 }
