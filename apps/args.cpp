@@ -1,6 +1,7 @@
 #include "apps/args.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 
 namespace trnsim::app {
@@ -57,7 +58,7 @@ double args::num(const std::string& k, double def) const {
     const std::string& s = it->second.back();
     char* end = nullptr;
     double v = std::strtod(s.c_str(), &end);
-    if (s.empty() || *end) throw usage_error("option --" + k + ": '" + s + "' is not a number");
+    if (s.empty() || *end || !std::isfinite(v)) throw usage_error("option --" + k + ": '" + s + "' is not a number");
     return v;
 }
 

@@ -40,13 +40,52 @@ trnsim run [--preset NAME | --config FILE] [--set key.path=value ...] [--workloa
            [--vcd FILE.vcd]
   defaults: --preset trn2 --workload gemm --m 1024 --k 1024 --n 1024 --dtype bf16 --seed 1
 
+trnsim run [--preset NAME | --config FILE] [--set key.path=value ...] [--fault TARGET:KIND[,key=value...] ...]
+           [--workload gemm|program] [--m M] [--k K] [--n N] [--dtype fp32|tf32|bf16|fp16|fp8_e4m3|fp8_e5m2]
+           [--seed S] [--program FILE.json] [--no-check] [--stats FILE.json] [--no-wall-time]
+           [--wall-limit SECONDS] [--stall-limit-us US] [--config-dir DIR] [--quiet]
+  defaults: --preset trn2 --workload gemm --m 1024 --k 1024 --n 1024 --dtype bf16 --seed 1
+  --workload program runs the instruction streams of a program file (docs/program_format.md)
+  --fault injects a fault (docs/RELIABILITY.md), e.g. hbm.channel3:disable,policy=remap  core0.dma2:error,after=10
+  --wall-limit / --stall-limit-us stop a run after that much wall time / simulated time without progress
+  --no-wall-time leaves wall-clock times out of --stats (byte-identical files for the same config and seed)
+exit status: 0 pass, 1 error or failed check, 2 usage error, 3 simulation error (deadlock, watchdog, bus error)
 )";
 
 platform::platform_config load_cfg(const app::args& a) {
     std::string dir = a.str("config-dir", platform::default_config_dir());
     if (a.has("preset") && a.has("config")) throw app::usage_error("give --preset or --config, not both");
     std::string what = a.has("config") ? a.str("config", "") : a.str("preset", "trn2");
-    return platform::load_platform(what, a.list("set"), dir);
+    // --config names a file even without a directory or a .json suffix.
+    if (a.has("config") && what.find('/') == std::string::npos) what = "./" + what;
+    return platform::load_platform(what, a.list("set"), a.list("fault"), dir);
+}
+
+tb::sim_options sim_opts(const app::args& a) {
+    tb::sim_options o;
+    o.wall_limit_s = a.num("wall-limit", 0);
+    if (o.wall_limit_s < 0) throw app::usage_error("--wall-limit: must be >= 0 seconds (0 = no limit)");
+    o.stall_limit_us = a.num("stall-limit-us", 0);
+    if (o.stall_limit_us < 0) throw app::usage_error("--stall-limit-us: must be >= 0 (0 = no limit)");
+    if (a.has("quiet")) o.progress_after_s = 0;
+    return o;
+}
+
+void write_stats(const app::args& a, nlohmann::json j) {
+    if (!a.has("stats")) return;
+    if (a.has("no-wall-time")) app::strip_wall_time(j);
+    app::write_file_atomic(a.str("stats", ""), j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+int cmd_program(const app::args& a, const platform::platform_config& cfg) {
+    if (!a.has("program")) throw app::usage_error("--workload program needs --program FILE.json");
+    for (const char* k : {"m", "k", "n", "dtype", "seed"})
+        if (a.has(k)) throw app::usage_error(std::string("--") + k + " applies to --workload gemm, not to a program");
+    auto p = tb::load_program(a.str("program", ""), cfg.chip);
+    auto r = tb::run_program(cfg, p, sim_opts(a));
+    std::cout << app::format_program_report(cfg, p, r);
+    write_stats(a, app::program_result_json(cfg, p, r));
+    return r.checked && !r.pass ? 1 : 0;
 }
 
 int cmd_list(const app::args& a) {
@@ -61,16 +100,29 @@ int cmd_list(const app::args& a) {
         }
         std::cout << "  " << p << (desc.empty() ? "" : "  - " + desc) << "\n";
     }
-    std::cout << "workloads:\n  gemm  - C[MxN] = A[MxK] * B[KxN] (--m --k --n --dtype --seed)\n";
+    std::cout << "workloads:\n  gemm     - C[MxN] = A[MxK] * B[KxN] (--m --k --n --dtype --seed)\n"
+                 "  program  - hand-written instruction streams from a file (--program FILE.json)\n";
+    std::cout << "fault targets: " << platform::fault_targets_help() << "\n";
     std::cout << "tensor engine back ends: tlm" << (platform::rtl_available() ? ", rtl (" + platform::rtl_sizes() + ")" : "")
               << "\n";
     return 0;
 }
 
 int cmd_run(const app::args& a) {
-    auto cfg = load_cfg(a);
     std::string workload = a.str("workload", "gemm");
-    if (workload != "gemm") throw app::usage_error("unknown workload '" + workload + "' (trnsim list shows the workloads)");
+    if (workload != "gemm" && workload != "program")
+        throw app::usage_error("unknown workload '" + workload + "' (trnsim list shows the workloads)");
+    if (a.has("stats")) {
+        try {
+            app::check_writable("--stats", a.str("stats", ""));
+        } catch (const std::invalid_argument& e) {
+            throw app::usage_error(e.what());
+        }
+    }
+    tb::sim_options so = sim_opts(a);
+    auto cfg = load_cfg(a);
+    if (workload == "program") return cmd_program(a, cfg);
+    if (a.has("program")) throw app::usage_error("--program applies to --workload program");
     tb::gemm_spec g;
     g.m = a.u64("m", g.m);
     g.k = a.u64("k", g.k);
@@ -82,13 +134,12 @@ int cmd_run(const app::args& a) {
     g.dtype = *t;
     tb::gemm_options opt;
     opt.check = !a.has("no-check");
-    opt.sim.wall_limit_s = a.num("wall-limit", 0);
-    if (a.has("quiet")) opt.sim.progress_after_s = 0;
+    opt.sim = so;
     app::observers obs(a, cfg);
     obs.hook(opt);
     auto r = tb::run_gemm(cfg, g, opt);
     std::cout << app::format_gemm_report(cfg, r);
-    if (a.has("stats")) app::write_file_atomic(a.str("stats", ""), app::gemm_result_json(cfg, r).dump(2) + "\n");
+    write_stats(a, app::gemm_result_json(cfg, r));
     obs.report(std::cout);
     return r.checked && !r.pass ? 1 : 0;
 }
@@ -130,8 +181,8 @@ int sc_main(int argc, char** argv) {
             return cmd_run(app::args(argc, argv, 2,
                                      {"preset", "config", "set", "workload", "m", "k", "n", "dtype", "seed", "stats",
                                       "wall-limit", "config-dir", "timeline", "timeline-max-events",
-                                      "timeline-window", "vcd"},
-                                     {"no-check", "quiet", "timeline-noc"}, {"set"}));
+                                      "timeline-window", "vcd", "fault", "program", "stall-limit-us"},
+                                     {"no-check", "quiet", "timeline-noc", "no-wall-time"}, {"set", "fault"}));
         if (cmd == "plot") return cmd_plot(argc, argv);
         if (cmd == "sweep")
             return app::cmd_sweep(app::args(argc, argv, 2,
@@ -143,6 +194,9 @@ int sc_main(int argc, char** argv) {
         std::cerr << "trnsim " << cmd << ": " << e.what() << "\n";
         return 2;
     } catch (const sc_core::sc_report& e) {
+        std::cerr << "trnsim " << cmd << ": simulation error: " << e.what() << "\n";
+        return 3;
+    } catch (const tb::sim_error& e) {
         std::cerr << "trnsim " << cmd << ": simulation error: " << e.what() << "\n";
         return 3;
     } catch (const std::exception& e) {

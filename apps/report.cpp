@@ -7,6 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <unistd.h>
+
 namespace trnsim::app {
 
 namespace {
@@ -74,7 +76,85 @@ std::string format_gemm_report(const platform::platform_config& cfg, const tb::g
         o << (r.functional ? "  result check    skipped (--no-check)\n"
                            : "  result check    none: timing-only run (sim.functional=false), no data was moved\n");
     }
+    o << format_faults(cfg, r.stats);
     return o.str();
+}
+
+std::string format_faults(const platform::platform_config& cfg, const std::map<std::string, double>& stats) {
+    std::ostringstream o;
+    auto sum = [&](const std::string& suffix) {
+        double v = 0;
+        for (const auto& [k, x] : stats)
+            if (k.size() >= suffix.size() && k.compare(k.size() - suffix.size(), suffix.size(), suffix) == 0) v += x;
+        return v;
+    };
+    if (cfg.chip.core.dma.checksum)
+        o << fmt("  checksums       %.0f DMA instructions verified end to end (%.1f MiB), no mismatch\n",
+                 sum(".checksums_verified"), sum(".checksum_bytes") / 1048576);
+    if (cfg.chip.faults.empty()) return o.str();
+    o << "  faults          ";
+    for (size_t i = 0; i < cfg.chip.faults.size(); ++i) o << (i ? "; " : "") << cfg.chip.faults[i].label;
+    o << "\n";
+    o << fmt("                  HBM: %.0f requests failed, %.0f blocks remapped, %.0f slowed, %.0f corrupted\n",
+             sum("hbm.fault_errors"), sum("hbm.remapped_blocks"), sum("hbm.slowed_requests"), sum("hbm.corrupted_transfers"));
+    o << fmt("                  DMA: %.0f injected errors (a DMA fault's after/count apply to each engine it names)\n",
+             sum(".injected_errors"));
+    return o.str();
+}
+
+std::string format_program_report(const platform::platform_config& cfg, const tb::program_file& p,
+                                  const tb::program_result& r) {
+    const auto& c = cfg.chip;
+    std::ostringstream o;
+    o << "trnsim program report\n";
+    o << fmt("  platform        %s (%s): %u cores, TE %ux%u @ %.2f GHz\n", cfg.preset.c_str(), c.name.c_str(), c.cores,
+             c.core.te.rows, c.core.te.cols, c.core.te.clock_ghz);
+    o << "  program         " << p.file << (p.description.empty() ? "" : " - " + p.description) << "\n";
+    o << fmt("  instructions    %llu MATMUL, %llu DMA completed\n", (unsigned long long)r.te_instructions,
+             (unsigned long long)r.dma_instructions);
+    o << fmt("  simulated time  %s\n", time_str(r.sim_ns).c_str());
+    o << fmt("  DMA             %.3f MiB moved\n", r.dma_bytes / 1048576);
+    o << fmt("  wall time       %.2f s simulation\n", r.wall_s);
+    if (r.checked) {
+        o << fmt("  result check    %s: %llu of %llu regions differ", r.pass ? "PASS" : "FAIL", (unsigned long long)r.failed,
+                 (unsigned long long)r.checks);
+        if (!r.first_failure.empty()) o << "; first: " << r.first_failure;
+        o << "\n";
+    } else {
+        o << (cfg.functional ? "  result check    none (the program has no \"check\" entries)\n"
+                             : "  result check    none: timing-only run (sim.functional=false)\n");
+    }
+    o << format_faults(cfg, r.stats);
+    return o.str();
+}
+
+nlohmann::json program_result_json(const platform::platform_config& cfg, const tb::program_file& p,
+                                   const tb::program_result& r) {
+    nlohmann::json j;
+    j["config"] = cfg.source;
+    j["preset"] = cfg.preset;
+    j["workload"] = {{"name", "program"}, {"file", p.file}};
+    j["result"] = {{"sim_ns", r.sim_ns},         {"wall_s", r.wall_s},   {"te_instructions", r.te_instructions},
+                   {"dma_instructions", r.dma_instructions}, {"dma_bytes", r.dma_bytes}, {"checked", r.checked},
+                   {"pass", r.pass},             {"checks", r.checks},   {"failed_checks", r.failed},
+                   {"region_digests", r.digests}};
+    j["stats"] = r.stats;
+    return j;
+}
+
+void strip_wall_time(nlohmann::json& j) {
+    if (j.contains("result") && j["result"].is_object()) j["result"].erase("wall_s");
+}
+
+void check_writable(const std::string& option, const std::string& file) {
+    namespace fs = std::filesystem;
+    fs::path p(file);
+    fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+    std::error_code ec;
+    if (file.empty() || p.filename().empty()) throw std::invalid_argument(option + ": '" + file + "' is not a file name");
+    if (!fs::is_directory(dir, ec)) throw std::invalid_argument(option + " " + file + ": directory " + dir.string() + " does not exist");
+    if (fs::is_directory(p, ec)) throw std::invalid_argument(option + " " + file + ": is a directory");
+    if (::access(dir.c_str(), W_OK) != 0) throw std::invalid_argument(option + " " + file + ": directory " + dir.string() + " is not writable");
 }
 
 nlohmann::json gemm_result_json(const platform::platform_config& cfg, const tb::gemm_result& r) {
@@ -115,6 +195,7 @@ nlohmann::json gemm_result_json(const platform::platform_config& cfg, const tb::
     nlohmann::json parts = nlohmann::json::object();
     for (const auto& p : r.energy.parts) parts[p.name] = p.joules;
     j["energy_j"] = parts;
+    if (!r.c_digest.empty()) j["result"]["c_digest"] = r.c_digest;
     j["stats"] = r.stats;
     nlohmann::json units = nlohmann::json::object();
     for (const auto& [path, m] : r.stat_meta) units[path] = {{"unit", m.unit}, {"desc", m.desc}};
@@ -128,9 +209,19 @@ void write_file_atomic(const std::string& file, const std::string& text) {
         std::ofstream out(tmp, std::ios::binary);
         if (!out) throw std::runtime_error(file + ": cannot open for writing");
         out << text;
-        if (!out) throw std::runtime_error(file + ": write failed");
+        out.close();
+        if (!out) {
+            std::error_code ec;
+            std::filesystem::remove(tmp, ec);
+            throw std::runtime_error(file + ": write failed");
+        }
     }
-    std::filesystem::rename(tmp, file);
+    std::error_code ec;
+    std::filesystem::rename(tmp, file, ec);
+    if (ec) {
+        std::filesystem::remove(tmp, ec);
+        throw std::runtime_error(file + ": cannot write (" + ec.message() + ")");
+    }
 }
 
 } // namespace trnsim::app

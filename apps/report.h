@@ -6,12 +6,25 @@
 
 #include "platforms/config/platform_config.h"
 #include "testbench/gemm/gemm_run.h"
+#include "testbench/program/program.h"
 
 namespace trnsim::app {
 
 std::string format_gemm_report(const platform::platform_config& cfg, const tb::gemm_result& r);
 nlohmann::json gemm_result_json(const platform::platform_config& cfg, const tb::gemm_result& r);
+std::string format_program_report(const platform::platform_config& cfg, const tb::program_file& p,
+                                  const tb::program_result& r);
+nlohmann::json program_result_json(const platform::platform_config& cfg, const tb::program_file& p,
+                                   const tb::program_result& r);
+// The configured faults and what the models counted of them ("" if none), for the text reports.
+std::string format_faults(const platform::platform_config& cfg, const std::map<std::string, double>& stats);
+// Removes the host-dependent fields (wall-clock times) so that two runs of the same config and seed give
+// byte-identical files (--no-wall-time).
+void strip_wall_time(nlohmann::json& j);
 // Writes text to `file` atomically (temporary file, then rename): no partial file on failure.
 void write_file_atomic(const std::string& file, const std::string& text);
+// Throws std::invalid_argument if `file` could not be written later (its directory is missing or not writable),
+// so a long run does not end in a write failure.
+void check_writable(const std::string& option, const std::string& file);
 
 } // namespace trnsim::app

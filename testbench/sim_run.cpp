@@ -1,17 +1,97 @@
 #include "testbench/sim_run.h"
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
-#include <stdexcept>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
 
 namespace trnsim::tb {
 
 namespace {
-std::string report(const char* what, const sim_probe& p) {
-    std::string s = std::string(what) + " at simulated time " + sc_core::sc_time_stamp().to_string() + ":";
+// "12.345 us" (or "0 us"): one unit for every time in the reports, easy to compare.
+std::string us(const sc_core::sc_time& t) {
+    if (t == sc_core::SC_ZERO_TIME) return "0 us";
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.3f us", t.to_seconds() * 1e6);
+    return buf;
+}
+
+std::string report(const std::string& what, const sim_probe& p) {
+    std::string s = what + " at simulated time " + us(sc_core::sc_time_stamp()) + ":";
     for (auto& line : p.stuck()) s += "\n  " + line;
     return s;
 }
+
+std::string seconds(double s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", s);
+    return buf;
+}
+
+// A host thread that raises a flag when the wall limit passes. The run loop polls the flag between time slices;
+// if it does not within the grace period (the kernel is stuck inside a slice), the thread calls on_hang.
+class wall_watchdog {
+public:
+    wall_watchdog(double limit_s, double grace_s, std::function<void(const std::string&)> on_hang)
+        : m_limit(limit_s), m_grace(grace_s), m_on_hang(std::move(on_hang)) {
+        if (m_limit > 0) m_thread = std::thread([this] { watch(); });
+    }
+    ~wall_watchdog() {
+        {
+            std::lock_guard<std::mutex> l(m_mutex);
+            m_done = true;
+        }
+        m_cv.notify_all();
+        if (m_thread.joinable()) m_thread.join();
+    }
+    bool expired() const { return m_expired.load(); }
+    // Noticed by the run loop: it reports and unwinds itself.
+    void acknowledge() {
+        {
+            std::lock_guard<std::mutex> l(m_mutex);
+            m_acknowledged = true;
+        }
+        m_cv.notify_all();
+    }
+    // What the run loop last saw, for the diagnostic printed if it never comes back.
+    void seen(uint64_t sim_ps, uint64_t progress) {
+        m_sim_ps.store(sim_ps);
+        m_progress.store(progress);
+    }
+
+private:
+    void watch() {
+        using namespace std::chrono;
+        std::unique_lock<std::mutex> l(m_mutex);
+        if (m_cv.wait_for(l, duration<double>(m_limit), [this] { return m_done; })) return;
+        m_expired = true;
+        if (m_cv.wait_for(l, duration<double>(m_grace), [this] { return m_done || m_acknowledged; })) return;
+        std::string msg = "watchdog: wall-clock limit of " + seconds(m_limit) +
+                          " s exceeded and the simulation has not returned from its time slice for a further " +
+                          seconds(m_grace) + " s (a model loops in zero simulated time or in host code); last seen "
+                          "at simulated time " + us(sc_core::sc_time(double(m_sim_ps.load()), sc_core::SC_PS)) +
+                          ", progress count " + std::to_string(m_progress.load());
+        if (m_on_hang) {
+            l.unlock();
+            m_on_hang(msg);
+            return;
+        }
+        std::fprintf(stderr, "trnsim: simulation error: %s\n", msg.c_str());
+        std::fflush(stderr);
+        std::_Exit(3);
+    }
+    double m_limit, m_grace;
+    std::function<void(const std::string&)> m_on_hang;
+    std::atomic<bool> m_expired{false};
+    std::atomic<uint64_t> m_sim_ps{0}, m_progress{0};
+    bool m_done = false, m_acknowledged = false;
+    std::mutex m_mutex;
+    std::condition_variable m_cv;
+    std::thread m_thread;
+};
 } // namespace
 
 double run_to_completion(const sim_probe& probe, const sim_options& opt) {
@@ -20,21 +100,38 @@ double run_to_completion(const sim_probe& probe, const sim_options& opt) {
     bool printed = false;
     uint64_t last_progress = probe.progress ? probe.progress() : 0;
     sc_core::sc_time last_progress_time = sc_core::sc_time_stamp();
+    // The stall limit is checked at slice ends: slices no longer than half of it keep the check timely.
+    sc_core::sc_time slice = opt.slice;
+    if (opt.stall_limit_us > 0) slice = std::min(slice, sc_core::sc_time(opt.stall_limit_us / 2, sc_core::SC_US));
+    wall_watchdog dog(opt.wall_limit_s, opt.hang_grace_s, opt.on_hang);
+    bool started = sc_core::sc_get_status() != sc_core::SC_ELABORATION;  // no activity is known before the first start
     while (!probe.finished()) {
-        if (!sc_core::sc_pending_activity()) throw std::runtime_error(report("deadlock: no events left", probe));
-        sc_core::sc_start(opt.slice);
+        if (started && !sc_core::sc_pending_activity()) throw sim_error(report("deadlock: no events left", probe));
+        // With events inside the slice, stop after the last one if nothing follows (time stays at it, for the
+        // deadlock report); with none, advance to the slice's end (exiting on starvation would not advance time).
+        if (started && sc_core::sc_time_to_pending_activity() <= slice)
+            sc_core::sc_start(slice, sc_core::SC_EXIT_ON_STARVATION);
+        else
+            sc_core::sc_start(slice);
+        started = true;
         double wall = std::chrono::duration<double>(clock::now() - t0).count();
-        if (opt.wall_limit_s > 0 && wall > opt.wall_limit_s)
-            throw std::runtime_error(report(("watchdog: wall-clock limit of " + std::to_string(opt.wall_limit_s) +
-                                             " s exceeded").c_str(), probe));
+        uint64_t p = probe.progress ? probe.progress() : 0;
+        dog.seen(uint64_t(sc_core::sc_time_stamp().to_seconds() * 1e12), p);
+        if (dog.expired() || (opt.wall_limit_s > 0 && wall > opt.wall_limit_s)) {
+            dog.acknowledge();
+            throw sim_error(report("watchdog: wall-clock limit of " + seconds(opt.wall_limit_s) +
+                                       " s exceeded (--wall-limit)", probe));
+        }
         if (probe.progress) {
-            uint64_t p = probe.progress();
             if (p != last_progress) {
                 last_progress = p;
                 last_progress_time = sc_core::sc_time_stamp();
             } else if (opt.stall_limit_us > 0 &&
-                       (sc_core::sc_time_stamp() - last_progress_time).to_seconds() * 1e6 > opt.stall_limit_us) {
-                throw std::runtime_error(report("watchdog: no progress", probe));
+                       (sc_core::sc_time_stamp() - last_progress_time).to_seconds() * 1e6 >= opt.stall_limit_us) {
+                throw sim_error(report("watchdog: no progress for " + seconds(opt.stall_limit_us) +
+                                           " us of simulated time (--stall-limit-us; last progress at " +
+                                           us(last_progress_time) + ")",
+                                       probe));
             }
         }
         if (opt.progress_after_s > 0 && wall > opt.progress_after_s) {

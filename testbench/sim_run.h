@@ -1,7 +1,9 @@
 // Running a loaded platform to completion: time slices with a progress line on long runs, deadlock detection
-// (no events left but queues unfinished: names what each waits for), and a wall-clock watchdog.
+// (no events left but queues unfinished: names what each waits for), a stall watchdog (simulated time goes on but
+// no work completes) and a wall-clock watchdog (a host thread that also catches a run stuck inside one slice).
 #pragma once
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -9,11 +11,22 @@
 
 namespace trnsim::tb {
 
+// A run that cannot finish: deadlock, stall or wall-clock watchdog (the CLI exits 3). what() is the report.
+struct sim_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
 struct sim_options {
     double progress_after_s = 3.0;   // print progress to stderr once a run takes longer than this (0 = never)
     double wall_limit_s = 0;         // stop with a diagnostic after this much wall time (0 = no limit)
     double stall_limit_us = 0;       // stop if simulated time advances this far with no progress (0 = no limit)
     sc_core::sc_time slice = sc_core::sc_time(20, sc_core::SC_US);
+    // Wall seconds the wall watchdog waits, after the limit, for the run loop to notice it before it calls
+    // on_hang (the run is stuck inside one time slice: a zero-time livelock or a host-code loop).
+    double hang_grace_s = 5.0;
+    // Called from the watchdog thread with the diagnostic when the run loop does not come back; must not return
+    // into the simulation. Default: print it to stderr and _Exit(3) (no output files have been written).
+    std::function<void(const std::string&)> on_hang;
 };
 
 struct sim_probe {
@@ -23,7 +36,7 @@ struct sim_probe {
     std::function<std::string()> progress_text;      // "TE 1234/8192 MATMULs"
 };
 
-// Runs until probe.finished(); throws std::runtime_error on deadlock, watchdog or stall, with the report.
+// Runs until probe.finished(); throws sim_error on deadlock, watchdog or stall, with the report.
 // Returns the wall seconds taken.
 double run_to_completion(const sim_probe& probe, const sim_options& opt);
 

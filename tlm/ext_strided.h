@@ -15,7 +15,13 @@ struct ext_strided : tlm::tlm_extension<ext_strided> {
     tlm::tlm_extension_base* clone() const override { return new ext_strided(*this); }
     void copy_from(const tlm::tlm_extension_base& o) override { *this = static_cast<const ext_strided&>(o); }
     // Bytes from the first row's start to the last row's end.
-    uint64_t extent(uint64_t data_length) const { return rows ? (rows - 1) * stride + data_length / rows : 0; }
+    // Saturates at 2^64 - 1 when the arithmetic would wrap (so no target or decoder accepts such a transaction).
+    uint64_t extent(uint64_t data_length) const {
+        if (!rows) return 0;
+        const uint64_t top = ~uint64_t(0), row = data_length / rows;
+        if (rows > 1 && stride > (top - row) / (rows - 1)) return top;
+        return (rows - 1) * stride + row;
+    }
 };
 
 } // namespace trnsim::tlmx

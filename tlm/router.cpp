@@ -1,5 +1,6 @@
 #include "tlm/router.h"
 
+#include "tlm/ext_error.h"
 #include "tlm/ext_strided.h"
 #include "tlm/time.h"
 #include "tlm/transport.h"
@@ -33,7 +34,7 @@ const address_range* router::decode(tlm::tlm_generic_payload& gp) {
     if (!r || r->port >= size_t(out.size())) {
         m_last_error = std::string(name()) + ": no target for " + describe(gp);
         ++m_errors;
-        gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        set_error(gp, tlm::TLM_ADDRESS_ERROR_RESPONSE, m_last_error);
         return nullptr;
     }
     return r;

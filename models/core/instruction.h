@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "models/dma/dma_descriptor.h"
-#include "models/tensor_engine/tensor_engine.h"
+#include "models/tensor_engine/matmul_args.h"
 
 namespace trnsim::core {
 

@@ -1,10 +1,12 @@
 #include "models/core/neuron_core.h"
 
+#include <cstdio>
 #include <stdexcept>
 
 namespace trnsim::core {
 
-neuron_core::neuron_core(sc_core::sc_module_name name, const core_config& cfg, te::te_backend_if& backend)
+neuron_core::neuron_core(sc_core::sc_module_name name, const core_config& cfg, te::te_backend_if& backend,
+                         const std::vector<tlmx::fault_spec>& faults)
     : sc_module(name), local("local"), sbuf("sbuf", cfg.sbuf), psum("psum", cfg.psum), m_cfg(cfg),
       m_te("te", cfg.te, backend), m_stats(basename()) {
     local.map(cfg.sbuf_base, cfg.sbuf.size(), 0, std::string(basename()) + ".sbuf");
@@ -12,13 +14,25 @@ neuron_core::neuron_core(sc_core::sc_module_name name, const core_config& cfg, t
     local.out.bind(sbuf.in);
     local.out.bind(psum.in);
     m_te.out.bind(local.in);
-    for (uint32_t e = 0; e < cfg.dma.engines; ++e)
-        dma.push_back(std::make_unique<dma::dma_engine>(("dma" + std::to_string(e)).c_str(), cfg.dma));
+    const auto all_engines = tlmx::faults_under(faults, "dma");  // "dma" (every engine) and "dmaN"
+    for (uint32_t e = 0; e < cfg.dma.engines; ++e) {
+        std::vector<tlmx::fault_spec> mine;
+        for (const auto& f : all_engines)
+            if (f.target.empty()) mine.push_back(f);
+        for (const auto& f : faults)
+            if (f.target == "dma" + std::to_string(e)) {
+                mine.push_back(f);
+                mine.back().target.clear();
+            }
+        dma.push_back(std::make_unique<dma::dma_engine>(("dma" + std::to_string(e)).c_str(), cfg.dma, mine));
+    }
     if (cfg.signals)
         for (uint32_t s = 0; s < cfg.traced_semaphores; ++s)
             m_sem_waves.push_back(std::make_unique<sc_core::sc_signal<uint64_t, sc_core::SC_UNCHECKED_WRITERS>>(
                 ("sem" + std::to_string(s)).c_str()));
     m_stats.add(m_dma_instructions);
+    m_stats.add(m_checksums);
+    m_stats.add(m_checksum_bytes);
     m_stats.add(m_te.stats());
     m_stats.add(sbuf.stats());
     m_stats.add(psum.stats());
@@ -52,11 +66,12 @@ void neuron_core::load(core_program prog) {
             std::string qn = "dma_queue" + std::to_string(q);
             if (in.op != opcode::dma) fail(qn, i, "a DMA queue runs only DMA instructions");
             check_sync(qn, i, in);
-            std::string why = dma::validate(in.dma);
+            std::string why = dma::validate(in.dma, m_cfg.dma.align_bytes);
             if (!why.empty()) fail(qn, i, "bad descriptor " + dma::to_string(in.dma) + ": " + why);
         }
     m_prog = std::move(prog);
     m_sems = std::vector<semaphore>(m_prog.semaphores);
+    m_in_flight_signals.assign(m_prog.semaphores, 0);
     m_queues.clear();
     m_queues.push_back({"te", &m_prog.te});
     for (size_t q = 0; q < m_prog.dma.size(); ++q) m_queues.push_back({"dma_queue" + std::to_string(q), &m_prog.dma[q]});
@@ -81,6 +96,7 @@ void neuron_core::wait_for(queue_state& q, const instruction& in) {
 void neuron_core::signal(int32_t sem) {
     m_last_completion = sc_core::sc_time_stamp();
     if (sem < 0) return;
+    --m_in_flight_signals[size_t(sem)];
     ++m_sems[size_t(sem)].value;
     m_sems[size_t(sem)].changed.notify();
     if (size_t(sem) < m_sem_waves.size()) m_sem_waves[size_t(sem)]->write(m_sems[size_t(sem)].value);
@@ -97,14 +113,13 @@ void neuron_core::te_thread() {
     for (; q.pc < q.instrs->size(); ++q.pc) {
         const instruction& in = (*q.instrs)[q.pc];
         wait_for(q, in);
-        if (m_observers.empty()) {
-            m_te.matmul(in.mm, [this, sem = in.signal] { signal(sem); });
-        } else {
-            m_te.matmul(in.mm, [this, sem = in.signal, idx = q.pc, &in, t0 = sc_core::sc_time_stamp()] {
+        if (in.signal >= 0) ++m_in_flight_signals[size_t(in.signal)];
+        m_te.matmul(in.mm, [this, sem = in.signal, idx = q.pc, &in, t0 = sc_core::sc_time_stamp()] {
+            ++m_te_done;
+            if (!m_observers.empty())
                 m_observers.notify({this, 0, &m_queues[0].name, idx, &in, t0, sc_core::sc_time_stamp()});
-                signal(sem);
-            });
-        }
+            signal(sem);
+        });
     }
 }
 
@@ -113,25 +128,52 @@ void neuron_core::dma_thread(size_t queue) {
     for (; q.pc < q.instrs->size(); ++q.pc) {
         const instruction& in = (*q.instrs)[q.pc];
         wait_for(q, in);
-        run_dma(queue, q.pc, in);
+        run_dma(queue, q, in);
     }
 }
 
-void neuron_core::run_dma(size_t queue, size_t index, const instruction& in) {
+void neuron_core::run_dma(size_t queue, const queue_state& q, const instruction& in) {
     auto parts = dma::split_across_engines(in.dma, uint32_t(dma.size()), m_cfg.dma.max_burst);
     auto remaining = std::make_shared<size_t>(parts.size());
     uint32_t first = m_next_engine;
     m_next_engine = (m_next_engine + uint32_t(parts.size())) % uint32_t(dma.size());
+    std::shared_ptr<dma::checksum_state> check;
+    if (m_cfg.dma.checksum) check = std::make_shared<dma::checksum_state>();
+    std::string where = q.name + " instruction #" + std::to_string(q.pc);
+    if (in.signal >= 0) ++m_in_flight_signals[size_t(in.signal)];
     for (auto& [e, d] : parts)
-        dma[(first + e) % dma.size()]->submit(d, [this, remaining, sem = in.signal, queue, index, &in,
-                                                  t0 = sc_core::sc_time_stamp()] {
-            if (--*remaining == 0) {
-                ++m_dma_instructions;
-                if (!m_observers.empty())
-                    m_observers.notify({this, queue, &m_queues[queue].name, index, &in, t0, sc_core::sc_time_stamp()});
-                signal(sem);
-            }
-        });
+        dma[(first + e) % dma.size()]->submit(d, [this, remaining, check, where, desc = in.dma, sem = in.signal, queue,
+                                                  index = q.pc, &in, t0 = sc_core::sc_time_stamp()] {
+            if (--*remaining) return;
+            if (check) verify(where, desc, *check);
+            ++m_dma_instructions;
+            if (!m_observers.empty())
+                m_observers.notify({this, queue, &m_queues[queue].name, index, &in, t0, sc_core::sc_time_stamp()});
+            signal(sem);
+        }, check);
+}
+
+void neuron_core::verify(const std::string& where, const dma::dma_descriptor& d, const dma::checksum_state& c) {
+    auto hex = [](uint64_t v) {
+        char b[24];
+        std::snprintf(b, sizeof b, "0x%016llx", (unsigned long long)v);
+        return std::string(b);
+    };
+    std::string msg;
+    if (d.checksum && c.source != *d.checksum)
+        msg = "checksum mismatch at the source: the data read has checksum " + hex(c.source) + ", the descriptor carries " +
+              hex(*d.checksum) + " (corrupted at rest or on the read path)";
+    else if (!c.unverifiable && c.destination != c.source)
+        msg = "checksum mismatch at the destination: the data read has checksum " + hex(c.source) +
+              ", the destination holds " + hex(c.destination) + " (corrupted in flight or when written)";
+    if (!msg.empty()) {
+        msg = where + ": " + msg + "; descriptor " + dma::to_string(d);
+        SC_REPORT_ERROR(name(), msg.c_str());
+        return;
+    }
+    if (c.unverifiable) return;  // a destination without backdoor access: counted as neither
+    ++m_checksums;
+    m_checksum_bytes += double(c.bytes);
 }
 
 std::vector<std::string> neuron_core::stuck() const {
@@ -140,14 +182,32 @@ std::vector<std::string> neuron_core::stuck() const {
         if (q.pc >= q.instrs->size()) continue;
         std::string s = std::string(name()) + "." + q.name + " stopped at instruction #" + std::to_string(q.pc) + " of " +
                         std::to_string(q.instrs->size());
-        if (q.waiting)
-            s += ", waiting for semaphore " + std::to_string(q.waiting->sem) + " >= " + std::to_string(q.waiting->value) +
-                 " (it is " + std::to_string(m_sems[q.waiting->sem].value) + ")";
+        if (q.waiting) {
+            const uint32_t sem = q.waiting->sem;
+            s += ", waiting for semaphore " + std::to_string(sem) + " >= " + std::to_string(q.waiting->value) +
+                 " (it is " + std::to_string(m_sems[sem].value);
+            // Signals still to come: instructions issued but not completed, and those not yet issued.
+            uint64_t pending = m_in_flight_signals[sem];
+            for (const auto& o : m_queues)
+                for (size_t i = o.pc; i < o.instrs->size(); ++i)
+                    if ((*o.instrs)[i].signal == int32_t(sem)) ++pending;
+            if (m_sems[sem].value + pending < q.waiting->value)
+                s += pending ? "; only " + std::to_string(pending) + " unfinished instructions signal it" :
+                               "; no unfinished instruction signals it";
+            s += ")";
+        }
         out.push_back(s);
     }
     for (const auto& d : dma)
-        if (d->queued()) out.push_back(std::string(d->name()) + " has " + std::to_string(d->queued()) + " unfinished descriptors");
+        if (d->queued()) out.push_back(std::string(d->name()) + " has " + std::to_string(d->queued()) + " unfinished descriptors" +
+                                       d->in_flight_text());
     return out;
+}
+
+uint64_t neuron_core::progress() const {
+    uint64_t n = uint64_t(m_dma_instructions.value()) + m_te_done;
+    for (const auto& d : dma) n += d->bytes_landed();
+    return n;
 }
 
 } // namespace trnsim::core

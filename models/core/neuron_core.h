@@ -13,6 +13,7 @@
 #include "models/sram/sram.h"
 #include "models/tensor_engine/tensor_engine.h"
 #include "tlm/observer.h"
+#include "tlm/fault.h"
 #include "tlm/router.h"
 #include "tlm/stats.h"
 
@@ -39,7 +40,9 @@ public:
     std::vector<std::unique_ptr<dma::dma_engine>> dma;  // initiators: bind out to the chip interconnect
 
     // `backend` computes the Tensor Engine's MATMULs (C++ model or RTL), owned by the platform.
-    neuron_core(sc_core::sc_module_name name, const core_config& cfg, te::te_backend_if& backend);
+    // `faults`: specs aimed at this core, targets relative to it ("dma2": one engine, "dma": all of them).
+    neuron_core(sc_core::sc_module_name name, const core_config& cfg, te::te_backend_if& backend,
+                const std::vector<tlmx::fault_spec>& faults = {});
     te::tensor_engine& te() { return m_te; }
 
     // Loads the instruction streams (before simulation). Throws std::invalid_argument naming the queue and the
@@ -48,6 +51,9 @@ public:
     // Queues that have not run to their end, with what they wait for ("te #12 waits sem 3 >= 5 (is 4)").
     std::vector<std::string> stuck() const;
     bool finished() const { return stuck().empty(); }
+    // Work completed so far: instructions of every queue plus DMA bytes landed (grows whenever anything finishes;
+    // the stall watchdog watches it).
+    uint64_t progress() const;
     sc_core::sc_time last_completion() const { return m_last_completion; }
     stats::group& stats() { return m_stats; }
     void observe(tlmx::observer_list<queue_event>::callback cb) { m_observers.add(std::move(cb)); }
@@ -70,7 +76,8 @@ private:
     void signal(int32_t sem);
     void te_thread();
     void dma_thread(size_t queue);
-    void run_dma(size_t queue, size_t index, const instruction& in);
+    void run_dma(size_t queue, const queue_state& q, const instruction& in);
+    void verify(const std::string& where, const dma::dma_descriptor& d, const dma::checksum_state& c);
 
     const core_config& m_cfg;
     te::tensor_engine m_te;
@@ -80,9 +87,13 @@ private:
     uint32_t m_next_engine = 0;
     tlmx::observer_list<queue_event> m_observers;
     std::vector<std::unique_ptr<sc_core::sc_signal<uint64_t, sc_core::SC_UNCHECKED_WRITERS>>> m_sem_waves;
+    uint64_t m_te_done = 0;  // MATMULs completed
+    std::vector<uint64_t> m_in_flight_signals;  // per semaphore: issued instructions that will signal it
     sc_core::sc_time m_last_completion;
     stats::group m_stats;
     stats::counter m_dma_instructions{"dma_instructions", "count", "DMA instructions completed"};
+    stats::counter m_checksums{"checksums_verified", "count", "DMA instructions whose end-to-end checksum matched"};
+    stats::counter m_checksum_bytes{"checksum_bytes", "B", "bytes covered by verified checksums"};
 };
 
 } // namespace trnsim::core

@@ -11,6 +11,8 @@ struct dma_config {
     uint32_t outstanding = 16;          // bursts in flight per engine
     double descriptor_latency_ns = 600; // from queueing a descriptor to its first burst (pipelined, not occupancy)
     bool signals = false;               // sim.signals: drive sc_signals for waveforms (queue depth, bursts in flight)
+    uint64_t align_bytes = 1;           // addresses, lengths and strides must be multiples of this (power of two)
+    bool checksum = false;              // end-to-end checksums on every descriptor (functional runs only)
 };
 
 } // namespace trnsim::dma

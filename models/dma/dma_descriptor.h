@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,12 +16,26 @@ struct dma_descriptor {
     uint32_t rows = 1, planes = 1;
     int64_t src_stride = 0, dst_stride = 0;
     int64_t src_plane_stride = 0, dst_plane_stride = 0;
+    // End-to-end check: the checksum (checksum_of) the data must have. The engines verify the data they read
+    // against it and the data that landed at the destination against what they read.
+    std::optional<uint64_t> checksum;
     uint64_t total_bytes() const { return row_bytes * rows * planes; }
 };
 
-// Empty if the descriptor is well-formed, else what is wrong with it (zero length, address arithmetic that wraps
-// around 2^64, rows of one plane overlapping at the destination).
-std::string validate(const dma_descriptor& d);
+// The address of row `r` of plane `p` from `base`, in wrapping 64-bit arithmetic: a valid descriptor's addresses
+// all lie in [0, 2^64), but a partial sum such as p * plane_stride can exceed the int64 range (which would be
+// undefined behaviour in signed arithmetic).
+inline uint64_t row_address(uint64_t base, uint64_t p, int64_t plane_stride, uint64_t r, int64_t row_stride) {
+    return base + p * uint64_t(plane_stride) + r * uint64_t(row_stride);
+}
+
+// Limits of one descriptor.
+constexpr uint64_t MAX_TOTAL_ROWS = 1ull << 32;  // rows x planes
+
+// Empty if the descriptor is well-formed, else what is wrong with it: zero length, more than MAX_TOTAL_ROWS rows,
+// an address, length or stride that is not a multiple of `align`, address arithmetic that wraps around 2^64, two
+// destination rows (of any planes) overlapping, or a contiguous source overlapping a contiguous destination.
+std::string validate(const dma_descriptor& d, uint64_t align = 1);
 
 // Calls fn(src, dst, len) for each burst, in order: every row is cut at multiples of max_burst of its destination
 // address, so no burst crosses a max_burst-aligned boundary at the destination.

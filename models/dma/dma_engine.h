@@ -3,10 +3,14 @@
 // is free and fewer than `outstanding` bursts are in flight; each burst lands at the time its transport annotated
 // (memory latency and contention included), when a retire thread accounts it. A descriptor's completion callback
 // runs when its last burst has landed.
+// Errors: a failed burst (error response, or an injected "error" fault) is reported with SC_REPORT_ERROR under the
+// engine's name with the target's reason, the burst and the descriptor. With checksums on, each burst's data is
+// added to the descriptor's checksum_state as read and again as found at the destination after the write.
 #pragma once
 #include <functional>
 #include <list>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <systemc>
@@ -14,7 +18,9 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "models/dma/dma_config.h"
+#include "models/dma/dma_checksum.h"
 #include "models/dma/dma_descriptor.h"
+#include "tlm/fault.h"
 #include "tlm/bw_port.h"
 #include "tlm/observer.h"
 #include "tlm/payload_pool.h"
@@ -37,10 +43,16 @@ class dma_engine : public sc_core::sc_module {
 public:
     tlm_utils::simple_initiator_socket<dma_engine> out;
 
-    dma_engine(sc_core::sc_module_name name, const dma_config& cfg);
+    // `faults`: specs aimed at this engine (target ""), kind "error".
+    dma_engine(sc_core::sc_module_name name, const dma_config& cfg, const std::vector<tlmx::fault_spec>& faults = {});
     // Queues a descriptor (callable from any process, returns at once). The descriptor must be valid (validate()).
-    void submit(const dma_descriptor& d, std::function<void()> on_done);
+    // With cfg.checksum and a `check`, the data is summed into it (see dma_checksum.h).
+    void submit(const dma_descriptor& d, std::function<void()> on_done,
+                std::shared_ptr<checksum_state> check = nullptr);
     size_t queued() const { return m_jobs.size(); }
+    uint64_t bytes_landed() const { return m_landed_bytes; }
+    // ", 3 bursts in flight, the next lands at 12 us" (empty if none), for stall and deadlock reports.
+    std::string in_flight_text() const;
     stats::group& stats() { return m_stats; }
     void observe(tlmx::observer_list<dma_event>::callback cb) { m_observers.add(std::move(cb)); }
     // Adds this engine's signals (busy, queue depth, bursts in flight) to a waveform; nothing when signals are off.
@@ -50,6 +62,7 @@ private:
     struct job {
         dma_descriptor d;
         std::function<void()> on_done;
+        std::shared_ptr<checksum_state> check;
         sc_core::sc_time eligible;
         uint32_t plane = 0, row = 0;
         uint64_t off = 0;
@@ -61,6 +74,7 @@ private:
     void issue_thread();
     void retire_thread();
     void next_burst(job& j, uint64_t& src, uint64_t& dst, uint64_t& len);
+    [[noreturn]] void burst_failed(const job& j, tlm::tlm_generic_payload* gp, const std::string& why);
     struct in_flight {
         sc_core::sc_time lands;
         std::list<dma_engine::job>::iterator owner;
@@ -82,10 +96,14 @@ private:
     };
     std::unique_ptr<waves> m_waves;  // only with signals on
     void update_waves();
+    std::vector<tlmx::fault_trigger> m_faults;
+    std::vector<uint8_t> m_readback;  // destination bytes read back for the checksum
+    uint64_t m_landed_bytes = 0;
     stats::group m_stats;
     stats::counter m_descriptors{"descriptors", "count", "descriptors completed"};
     stats::counter m_bursts{"bursts", "count", "bursts (read + write transaction pairs)"};
     stats::counter m_bytes{"bytes", "B", "bytes moved"};
+    stats::counter m_injected{"injected_errors", "count", "bursts failed by an injected fault"};
     stats::formula m_busy{"busy_ns", "ns", "datapath busy time", [this] { return double(m_port.busy_ps()) / 1000.0; }};
 };
 

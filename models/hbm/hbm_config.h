@@ -3,6 +3,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include "tlm/fault.h"
 
 namespace trnsim::hbm {
 
@@ -23,6 +26,10 @@ struct hbm_config {
     // model = "dram": the detailed model's validated config (memspec, mapping, scheduler, ...); capacity_bytes and
     // bandwidth_gbps are then derived from it.
     std::shared_ptr<const hbm_dram_config> dram;
+    // Injected faults, targets relative to the HBM: "" (every channel) or "channelN". Kinds: "disable" (policy
+    // "error": requests touching the channel fail; "remap": the next enabled channel serves them), "slow"
+    // (latency_ns added), "corrupt" (one bit of the data read or written flips).
+    std::vector<tlmx::fault_spec> faults;
     uint32_t channels() const { return stacks * channels_per_stack; }
 };
 

@@ -1,5 +1,6 @@
 // First-cut HBM: stacks x channels, each channel a bandwidth/latency-limited port; addresses interleave across
-// channels in `interleave_bytes` blocks. Stores real data (sparse pages).
+// channels in `interleave_bytes` blocks. Stores real data (sparse pages). Injected faults (hbm_config::faults)
+// disable channels (error response naming the channel, or remap to a spare), slow them down or corrupt data.
 #pragma once
 #include <vector>
 
@@ -40,10 +41,23 @@ private:
     size_t channel_of(uint64_t block) const;
     unsigned transport_dbg(tlm::tlm_generic_payload& gp);
 
+    struct channel_fault {
+        size_t channel;  // or ALL
+        tlmx::fault_trigger trigger;
+    };
+    static constexpr size_t ALL = ~size_t(0);
+    // The channel that serves interleave block `block` of channel `ch`: ch itself, or, when a "remap" fault
+    // disables ch, one of the enabled channels chosen by the block address. Sets `why` and returns ALL when the
+    // channel is disabled with policy "error" (or nothing is left to remap to).
+    size_t serving_channel(size_t ch, uint64_t block, double now_ns, std::string& why);
+    void corrupt(tlm::tlm_generic_payload& gp, const std::vector<size_t>& touched, double now_ns);
+
     hbm_config m_cfg;
     tlmx::sparse_store m_store;
     std::vector<tlmx::bw_port> m_channels;
     tlmx::observer_list<hbm_event> m_observers;
+    std::vector<channel_fault> m_faults;
+    std::vector<size_t> m_touched;  // scratch: channels of the current transaction's blocks
     stats::group m_stats;
     stats::counter m_bytes_read{"bytes_read", "B", "bytes read"};
     stats::counter m_bytes_written{"bytes_written", "B", "bytes written"};
@@ -54,6 +68,10 @@ private:
         return b / 1000.0 / double(m_channels.size());
     }};
     stats::histogram m_latency{"access_latency", "ns", "latency of each transaction (queueing included)", 10, 400};
+    stats::counter m_fault_errors{"fault_errors", "count", "transactions failed by a disabled channel"};
+    stats::counter m_remapped{"remapped_blocks", "count", "interleave blocks of disabled channels served by others"};
+    stats::counter m_slowed{"slowed_requests", "count", "transactions delayed by a slow-channel fault"};
+    stats::counter m_corrupted{"corrupted_transfers", "count", "transactions whose data an injected fault corrupted"};
 };
 
 } // namespace trnsim::hbm

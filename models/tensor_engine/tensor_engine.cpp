@@ -5,6 +5,7 @@
 
 #include "tlm/address_map.h"
 #include "tlm/ext_accumulate.h"
+#include "tlm/ext_error.h"
 #include "tlm/ext_strided.h"
 #include "tlm/transport.h"
 
@@ -34,6 +35,9 @@ std::string tensor_engine::check(const matmul_args& a) const {
     if (a.m > m_cfg.cols) return "m = " + std::to_string(a.m) + " exceeds the array's " + std::to_string(m_cfg.cols) + " columns";
     if (a.n > m_cfg.n_max) return "n = " + std::to_string(a.n) + " exceeds n_max " + std::to_string(m_cfg.n_max);
     if (a.plane_rows == 0) return "plane_rows is 0";
+    // PSUM holds FP32 results (near-memory accumulation works on whole 4-byte elements).
+    if (a.y_addr % 4) return "y_addr " + tlmx::hex(a.y_addr) + " is not 4-byte aligned (PSUM holds FP32 results)";
+    if (a.m > 1 && a.y_stride % 4) return "y_stride " + std::to_string(a.y_stride) + " is not a multiple of 4 (FP32 PSUM rows)";
     return {};
 }
 
@@ -51,7 +55,7 @@ void tensor_engine::read_rows(uint64_t addr, uint64_t stride, uint64_t plane, ui
         delay = std::max(delay, d);
         if (st != tlm::TLM_OK_RESPONSE) {
             std::string msg = "operand read of " + std::to_string(n) + " rows x " + std::to_string(row_bytes) +
-                              " bytes at core-local " + tlmx::hex(a) + " failed (" + std::to_string(int(st)) + ")";
+                              " bytes at core-local " + tlmx::hex(a) + " failed: " + tlmx::status_name(st);
             SC_REPORT_ERROR(name(), msg.c_str());
         }
     }
@@ -125,7 +129,8 @@ void tensor_engine::writeback_thread() {
                                  uint64_t(a.m) * a.n * 4, delay, new tlmx::ext_strided(a.m, a.y_stride));
         }
         if (st != tlm::TLM_OK_RESPONSE) {
-            std::string msg = "PSUM write of " + std::to_string(a.m) + " rows at core-local " + tlmx::hex(a.y_addr) + " failed";
+            std::string msg = "PSUM write of " + std::to_string(a.m) + " rows at core-local " + tlmx::hex(a.y_addr) +
+                              " failed: " + tlmx::status_name(st);
             SC_REPORT_ERROR(name(), msg.c_str());
         }
         if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);

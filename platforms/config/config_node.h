@@ -39,9 +39,12 @@ public:
     node child(const std::string& key) const;
     // The elements of an array of objects (absent = empty).
     std::vector<node> children(const std::string& key) const;
+    // The elements of an array of arrays of objects ("key[i][j]" in messages; absent = empty).
+    std::vector<std::vector<node>> children2d(const std::string& key) const;
 
     double get_double(const std::string& key, double def, double lo, double hi) const;
     uint64_t get_uint(const std::string& key, uint64_t def, uint64_t lo, uint64_t hi) const;
+    int64_t get_int(const std::string& key, int64_t def, int64_t lo, int64_t hi) const;
     bool get_bool(const std::string& key, bool def) const;
     std::string get_string(const std::string& key, const std::string& def) const;
     // A string that must be one of `choices`.
@@ -49,10 +52,15 @@ public:
     std::vector<uint64_t> get_uint_list(const std::string& key, const std::vector<uint64_t>& def, uint64_t lo,
                                         uint64_t hi) const;
 
+    // The value itself, for readers with their own syntax (null if absent; the key counts as known).
+    const nlohmann::json* get_raw(const std::string& key) const { return find(key); }
+
     // Throws for any key of this object that no get/child call asked for.
     void finish() const;
 
     [[noreturn]] void fail(const std::string& key, const std::string& msg) const;
+    // An error about this object as a whole ("cores[0].te[3]: msg (in prog.json)").
+    [[noreturn]] void fail_here(const std::string& msg) const;
 
 private:
     node(const nlohmann::json* j, std::string path, std::string source);
@@ -65,8 +73,15 @@ private:
     std::shared_ptr<std::set<std::string>> m_used;
 };
 
-// Parses JSON text; syntax errors name the source and line:column.
+// A value as it appears in messages: compact JSON, invalid UTF-8 replaced, cut at 80 characters.
+std::string show(const nlohmann::json& j);
+// Whether text is valid UTF-8 (JSON strings must be).
+bool valid_utf8(const std::string& s);
+
+// Parses JSON text; syntax errors name the source and line:column, a key given twice in one object is an error
+// naming its path (JSON itself would silently keep the last one).
 nlohmann::json parse_json(const std::string& text, const std::string& source);
+// Reads and parses a file; a missing, unreadable or non-regular file (a directory) is a config_error naming it.
 nlohmann::json load_json_file(const std::string& file);
 
 // Applies "a.b.c=value" to j (value parsed as JSON if it parses, else taken as a string). Intermediate objects are

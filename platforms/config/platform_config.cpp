@@ -1,6 +1,8 @@
 #include "platforms/config/platform_config.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <filesystem>
 
 #include "models/hbm/dram/hbm_dram_config.h"
@@ -18,6 +20,12 @@ using config::node;
 namespace {
 
 constexpr uint64_t KiB = 1024, GiB = 1024ull * 1024 * 1024;
+
+std::string hex(uint64_t v) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+    return buf;
+}
 
 te::te_config parse_te(const node& n) {
     te::te_config c;
@@ -55,6 +63,9 @@ dma::dma_config parse_dma(const node& n) {
     c.max_burst = n.get_uint("max_burst", c.max_burst, 16, 1 << 24);
     c.outstanding = uint32_t(n.get_uint("outstanding", c.outstanding, 1, 256));
     c.descriptor_latency_ns = n.get_double("descriptor_latency_ns", c.descriptor_latency_ns, 0, 1e6);
+    c.align_bytes = n.get_uint("align_bytes", c.align_bytes, 1, 1 << 20);
+    if (c.align_bytes & (c.align_bytes - 1)) n.fail("align_bytes", "must be a power of two");
+    c.checksum = n.get_bool("checksum", c.checksum);
     n.finish();
     return c;
 }
@@ -100,7 +111,6 @@ hbm::hbm_config parse_hbm(const node& n) {
     if (c.interleave_bytes & (c.interleave_bytes - 1)) n.fail("interleave_bytes", "must be a power of two");
     c.memspec = n.get_string("memspec", c.memspec);
     c.channel_hash = n.get_bool("channel_hash", c.channel_hash);
-    if (c.model == "dram" && c.memspec.empty()) n.fail("memspec", "model \"dram\" needs a memspec (hbm2e, hbm3, hbm3e)");
     n.finish();
     return c;
 }
@@ -149,10 +159,106 @@ core::core_config parse_core(const node& n) {
         n.child("psum").fail("partition_kib", "a PSUM partition of " + std::to_string(c.psum.partition_bytes) +
                                                   " bytes cannot hold one moving tile of n_max = " +
                                                   std::to_string(c.te.n_max) + " FP32 results");
+    // The smallest operand tile a MATMUL can use: one stationary row of `cols` and one moving row of n_max
+    // elements of the narrowest type (FP8) per partition. An SBUF partition that cannot hold that holds no tile.
+    if (c.sbuf.partition_bytes < uint64_t(c.te.cols) + c.te.n_max)
+        n.child("sbuf").fail("partition_kib", "an SBUF partition of " + std::to_string(c.sbuf.partition_bytes) +
+                                                  " bytes is smaller than one tile row (" + std::to_string(c.te.cols) +
+                                                  " stationary + " + std::to_string(c.te.n_max) +
+                                                  " moving FP8 elements, chip.core.te.cols and n_max)");
     if (c.sbuf.size() > c.window / 2 || c.psum.size() > c.window / 2)
         n.fail("sbuf", "SBUF or PSUM larger than half the core window");
     n.finish();
     return c;
+}
+
+// One fault target pattern: "hbm", "hbm.channel<N>", "dma", "core<N>.dma", "core<N>.dma<M>".
+struct fault_target {
+    const char* pattern;
+    std::vector<std::string> kinds;
+};
+const std::vector<fault_target>& fault_table() {
+    static const std::vector<fault_target> t = {
+        {"hbm", {"disable", "slow", "corrupt"}},           {"hbm.channel<N>", {"disable", "slow", "corrupt"}},
+        {"dma", {"error"}},                                 {"core<N>.dma", {"error"}},
+        {"core<N>.dma<M>", {"error"}},
+    };
+    return t;
+}
+
+// Parses "<prefix><number>" at s[pos...]; returns false if it is not that.
+bool indexed(const std::string& s, size_t& pos, const std::string& prefix, uint64_t& idx) {
+    if (s.compare(pos, prefix.size(), prefix) != 0) return false;
+    size_t p = pos + prefix.size(), q = p;
+    while (q < s.size() && std::isdigit(static_cast<unsigned char>(s[q]))) ++q;
+    if (q == p || q - p > 9) return false;
+    idx = std::stoull(s.substr(p, q - p));
+    pos = q;
+    return true;
+}
+
+std::vector<tlmx::fault_spec> parse_faults(const node& chip_node, const chip_config& c) {
+    std::vector<tlmx::fault_spec> out;
+    for (const node& f : chip_node.children("faults")) {
+        tlmx::fault_spec s;
+        s.target = f.get_string("target", "");
+        if (s.target.empty()) f.fail("target", "required (" + fault_targets_help() + ")");
+        // Which pattern, and are its indices in range?
+        const fault_target* t = nullptr;
+        uint64_t a = 0, b = 0;
+        size_t pos = 0;
+        const std::string& tg = s.target;
+        if (tg == "hbm") t = &fault_table()[0];
+        else if (tg.rfind("hbm.", 0) == 0 && (pos = 4, indexed(tg, pos, "channel", a)) && pos == tg.size()) {
+            if (a >= c.hbm.channels())
+                f.fail("target", "'" + tg + "': the HBM has " + std::to_string(c.hbm.channels()) +
+                                     " channels (chip.hbm.stacks x channels_per_stack), numbered from 0");
+            t = &fault_table()[1];
+        } else if (tg == "dma") t = &fault_table()[2];
+        else if ((pos = 0, indexed(tg, pos, "core", a)) && tg.compare(pos, 4, ".dma") == 0) {
+            if (a >= c.cores)
+                f.fail("target", "'" + tg + "': the chip has " + std::to_string(c.cores) + " cores (chip.cores), numbered from 0");
+            pos += 1;
+            if (pos + 3 == tg.size()) t = &fault_table()[3];
+            else if (indexed(tg, pos, "dma", b) && pos == tg.size()) {
+                if (b >= c.core.dma.engines)
+                    f.fail("target", "'" + tg + "': a core has " + std::to_string(c.core.dma.engines) +
+                                         " DMA engines (chip.core.dma.engines), numbered from 0");
+                t = &fault_table()[4];
+            }
+        }
+        if (!t) f.fail("target", "'" + tg + "' is not a fault target (" + fault_targets_help() + ")");
+        s.kind = f.get_string("kind", "");
+        if (s.kind.empty() || std::find(t->kinds.begin(), t->kinds.end(), s.kind) == t->kinds.end()) {
+            std::string k;
+            for (const auto& x : t->kinds) k += (k.empty() ? "" : ", ") + x;
+            f.fail("kind", (s.kind.empty() ? std::string("required") : "'" + s.kind + "' is not a fault of " + tg) +
+                               " (kinds for " + t->pattern + ": " + k + ")");
+        }
+        s.from_ns = f.get_double("from_us", 0, 0, 1e12) * 1e3;
+        s.until_ns = f.get_double("until_us", 1e300, 0, 1e300) * 1e3;
+        if (s.until_ns <= s.from_ns) f.fail("until_us", "must be later than from_us");
+        s.after = f.get_uint("after", 0, 0, ~0ull);
+        s.count = f.get_uint("count", ~0ull, 1, ~0ull);
+        // Parameters belong to one kind each.
+        auto only = [&](const char* key, const char* kind) {
+            if (f.has(key) && s.kind != kind) f.fail(key, std::string("applies only to kind \"") + kind + "\"");
+        };
+        only("latency_ns", "slow");
+        only("policy", "disable");
+        only("on", "corrupt");
+        if ((f.has("after") || f.has("count")) && s.kind == "disable")
+            f.fail(f.has("after") ? "after" : "count", "a disabled channel stays disabled (use from_us/until_us)");
+        s.latency_ns = f.get_double("latency_ns", 0, 0, 1e12);
+        if (s.kind == "slow" && s.latency_ns <= 0) f.fail("latency_ns", "required for kind \"slow\" (> 0)");
+        s.policy = f.get_choice("policy", "error", {"error", "remap"});
+        s.on = f.get_choice("on", "read", {"read", "write"});
+        std::string name = f.get_string("name", "");
+        s.label = f.path() + " (" + (name.empty() ? tg + ":" + s.kind : name) + ")";
+        f.finish();
+        out.push_back(s);
+    }
+    return out;
 }
 
 chip_config parse_chip(const node& n) {
@@ -174,16 +280,72 @@ chip_config parse_chip(const node& n) {
     am.finish();
     if (c.core_stride < c.core.window)
         am.fail("core_stride", "smaller than the core window (" + std::to_string(c.core.window) + " bytes)");
+    const uint64_t top = ~0ull;
+    if (c.hbm_base > top - c.hbm.capacity_bytes)
+        am.fail("hbm_base", hex(c.hbm_base) + " + the HBM capacity (chip.hbm.capacity_gib) wraps around 2^64");
+    if (c.core_stride > (top - c.core.window) / c.cores || c.core_base > top - (uint64_t(c.cores - 1) * c.core_stride + c.core.window))
+        am.fail("core_base", hex(c.core_base) + " + " + std::to_string(c.cores) + " core windows of stride " +
+                                 hex(c.core_stride) + " wrap around 2^64");
     uint64_t hbm_end = c.hbm_base + c.hbm.capacity_bytes;
-    uint64_t cores_end = c.core_base + uint64_t(c.cores) * c.core_stride;
+    uint64_t cores_end = c.core_base + uint64_t(c.cores - 1) * c.core_stride + c.core.window;
     if (c.hbm_base < cores_end && c.core_base < hbm_end)
         am.fail("core_base", "the core windows overlap HBM [" + std::to_string(c.hbm_base) + ", " + std::to_string(hbm_end) + ")");
     c.headline_bf16_tflops = n.get_double("headline_bf16_tflops", 0, 0, 1e9);
+    c.faults = parse_faults(n, c);
+    c.hbm.faults = tlmx::faults_under(c.faults, "hbm");
     n.finish();
     return c;
 }
 
 } // namespace
+
+std::string fault_targets_help() {
+    std::string s;
+    for (const auto& t : fault_table()) {
+        s += (s.empty() ? "" : "; ") + std::string(t.pattern) + ":";
+        for (size_t i = 0; i < t.kinds.size(); ++i) s += (i ? ", " : " ") + t.kinds[i];
+    }
+    return s;
+}
+
+nlohmann::json fault_option_json(const std::string& option) {
+    auto bad = [&](const std::string& why) { return config_error("--fault " + option + ": " + why); };
+    auto colon = option.find(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == option.size())
+        throw bad("expected TARGET:KIND[,key=value...] (" + fault_targets_help() + ")");
+    if (!config::valid_utf8(option)) throw config_error("--fault: the option is not valid UTF-8 text");
+    for (unsigned char c : option)
+        if (c < 0x20 || c == 0x7f) throw config_error("--fault: control character in the option");
+    nlohmann::json j = nlohmann::json::object();
+    j["target"] = option.substr(0, colon);
+    std::string rest = option.substr(colon + 1);
+    size_t start = 0;
+    bool first = true;
+    while (start <= rest.size()) {
+        size_t comma = rest.find(',', start);
+        std::string item = rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (item.empty()) throw bad("empty item");
+        if (first) {
+            j["kind"] = item;
+            first = false;
+        } else {
+            auto eq = item.find('=');
+            if (eq == std::string::npos || eq == 0) throw bad("'" + item + "': expected key=value");
+            std::string key = item.substr(0, eq), text = item.substr(eq + 1);
+            if (j.contains(key)) throw bad("'" + key + "' given twice");
+            try {
+                j[key] = nlohmann::json::parse(text);
+            } catch (const nlohmann::json::exception&) {
+                if (!config::valid_utf8(text)) throw bad("'" + key + "': the value is not valid UTF-8 text");
+                j[key] = text;
+            }
+        }
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    j["name"] = "--fault " + option;
+    return j;
+}
 
 std::string default_config_dir() { return TRNSIM_CONFIG_DIR; }
 
@@ -212,6 +374,7 @@ platform_config parse_platform(const nlohmann::json& j, const std::string& sourc
     // Timing-only runs: every model skips its data path, nothing else changes.
     p.chip.core.te.functional = p.chip.core.sbuf.functional = p.chip.core.psum.functional = p.chip.hbm.functional =
         p.functional;
+    p.chip.core.dma.checksum = p.chip.core.dma.checksum && p.functional;  // no data, nothing to check
     root.finish();
     p.source = j;
     return p;
@@ -219,9 +382,19 @@ platform_config parse_platform(const nlohmann::json& j, const std::string& sourc
 
 platform_config load_platform(const std::string& name_or_file, const std::vector<std::string>& overrides,
                               const std::string& dir) {
+    return load_platform(name_or_file, overrides, std::vector<std::string>{}, dir);
+}
+
+platform_config load_platform(const std::string& name_or_file, const std::vector<std::string>& overrides,
+                              const std::vector<std::string>& fault_options, const std::string& dir) {
     namespace fs = std::filesystem;
-    auto resolve = [&](const std::string& n) -> std::string {
-        if (n.size() > 5 && n.substr(n.size() - 5) == ".json") return n;
+    // A preset name, or a file: relative files named by "extends" are relative to the file that names them.
+    auto resolve = [&](const std::string& n, const std::string& from = "") -> std::string {
+        if ((n.size() > 5 && n.substr(n.size() - 5) == ".json") || n.find('/') != std::string::npos) {
+            fs::path p(n);
+            if (p.is_relative() && !from.empty()) p = fs::path(from).parent_path() / p;
+            return p.string();
+        }
         fs::path p = fs::path(dir) / (n + ".json");
         if (!fs::exists(p)) {
             std::string known;
@@ -236,16 +409,61 @@ platform_config load_platform(const std::string& name_or_file, const std::vector
     while (merged.contains("extends")) {
         if (!merged["extends"].is_string()) throw config_error(chain.back() + ": extends: expected a preset name");
         std::string parent = merged["extends"].get<std::string>();
-        std::string pf = resolve(parent);
-        if (std::find(chain.begin(), chain.end(), pf) != chain.end()) throw config_error(file + ": extends loops through " + pf);
+        std::string pf;
+        nlohmann::json base;
+        try {
+            pf = resolve(parent, chain.back());
+            auto same = [&](const std::string& f) {
+                std::error_code e1, e2;
+                return fs::weakly_canonical(f, e1) == fs::weakly_canonical(pf, e2);
+            };
+            if (std::find_if(chain.begin(), chain.end(), same) != chain.end())
+                throw config_error("loops back to " + pf);
+            base = config::load_json_file(pf);
+        } catch (const config_error& e) {
+            throw config_error(chain.back() + ": extends \"" + parent + "\": " + e.what());
+        }
         chain.push_back(pf);
-        nlohmann::json base = config::load_json_file(pf);
         merged.erase("extends");
         config::merge(base, merged);
         merged = std::move(base);
     }
     for (const auto& o : overrides) config::apply_override(merged, o);
-    platform_config p = parse_platform(merged, file);
+    size_t first_option_fault = 0;
+    if (!fault_options.empty()) {
+        if (!merged["chip"].is_object()) merged["chip"] = nlohmann::json::object();
+        auto& faults = merged["chip"]["faults"];
+        if (faults.is_null()) faults = nlohmann::json::array();
+        if (!faults.is_array()) throw config_error("chip.faults: expected an array (to add --fault options to)");
+        first_option_fault = faults.size();
+        for (const auto& f : fault_options) faults.push_back(fault_option_json(f));
+    }
+    platform_config p;
+    try {
+        p = parse_platform(merged, file);
+    } catch (const config_error& e) {
+        // A bad value that came from --set is named by the override, not by the preset file.
+        std::string msg = e.what(), in = " (in " + file + ")";
+        auto strip_in = [&] {
+            if (msg.size() >= in.size() && msg.compare(msg.size() - in.size(), in.size(), in) == 0) msg.erase(msg.size() - in.size());
+        };
+        for (size_t i = 0; i < fault_options.size(); ++i) {
+            std::string key = "chip.faults[" + std::to_string(first_option_fault + i) + "]";
+            if (msg.compare(0, key.size(), key) == 0) {
+                strip_in();
+                throw config_error(msg + " (from --fault " + fault_options[i] + ")");
+            }
+        }
+        for (auto it = overrides.rbegin(); it != overrides.rend(); ++it) {
+            std::string key = it->substr(0, it->find('='));
+            if (msg.compare(0, key.size(), key) == 0 && msg.size() > key.size() &&
+                (msg[key.size()] == ':' || msg[key.size()] == '.' || msg[key.size()] == '[')) {
+                strip_in();
+                throw config_error(msg + " (from --set " + *it + ")");
+            }
+        }
+        throw;
+    }
     p.preset = fs::path(file).stem().string();
     return p;
 }

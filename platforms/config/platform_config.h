@@ -10,6 +10,7 @@
 #include "models/energy/energy_config.h"
 #include "models/hbm/hbm_config.h"
 #include "platforms/config/config_node.h"
+#include "tlm/fault.h"
 
 namespace trnsim::platform {
 
@@ -33,6 +34,9 @@ struct chip_config {
     uint64_t core_stride = 0x100000000ull;
     // Headline figures quoted in reports (from the preset's sources), not used for timing.
     double headline_bf16_tflops = 0;
+    // chip.faults: every injected fault (targets relative to the chip). The HBM's are also in hbm.faults; the
+    // builder hands each core the ones below "coreN" and those aimed at "dma" (every engine of every core).
+    std::vector<tlmx::fault_spec> faults;
 };
 
 struct platform_config {
@@ -51,6 +55,14 @@ std::vector<std::string> list_presets(const std::string& dir);
 // assignments, then parses and validates.
 platform_config load_platform(const std::string& name_or_file, const std::vector<std::string>& overrides,
                               const std::string& dir = default_config_dir());
+// The same with --fault options ("TARGET:KIND[,key=value...]", see fault_option_json), appended to chip.faults.
+platform_config load_platform(const std::string& name_or_file, const std::vector<std::string>& overrides,
+                              const std::vector<std::string>& fault_options, const std::string& dir = default_config_dir());
+// "hbm.channel3:disable,policy=remap" -> {"target": "hbm.channel3", "kind": "disable", "policy": "remap",
+// "name": "--fault hbm.channel3:disable,policy=remap"}; values are JSON if they parse, else strings.
+nlohmann::json fault_option_json(const std::string& option);
+// The fault targets and kinds this platform has, for messages and docs ("hbm, hbm.channel<N>: disable, slow, ...").
+std::string fault_targets_help();
 // Parses and validates an already merged document.
 platform_config parse_platform(const nlohmann::json& j, const std::string& source);
 

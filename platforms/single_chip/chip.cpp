@@ -20,7 +20,10 @@ chip::chip(sc_core::sc_module_name name, const chip_config& cfg)
     for (uint32_t i = 0; i < cfg.cores; ++i) {
         std::string cn = "core" + std::to_string(i);
         auto be = make_te_backend(cn + "_te_backend", cfg.core.te, &m_pool);
-        cores.push_back(std::make_unique<core::neuron_core>(cn.c_str(), cfg.core, *be.backend));
+        auto faults = tlmx::faults_under(cfg.faults, cn);
+        for (const auto& f : cfg.faults)
+            if (f.target == "dma") faults.push_back(f);  // every engine of every core
+        cores.push_back(std::make_unique<core::neuron_core>(cn.c_str(), cfg.core, *be.backend, faults));
         m_backends.push_back(std::move(be.module));
         ++port;
         noc.map(core_window(i), cfg.core.window, port, cn);

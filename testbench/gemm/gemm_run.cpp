@@ -4,9 +4,11 @@
 #include <cmath>
 #include <cstring>
 
+#include "models/dma/dma_checksum.h"
 #include "platforms/single_chip/chip.h"
 #include "testbench/golden/golden_gemm.h"
 #include "testbench/observe/energy_activity.h"
+#include "testbench/program/program.h"
 #include "testbench/stimulus.h"
 
 namespace trnsim::tb {
@@ -32,6 +34,15 @@ gemm_result run_gemm(const platform::platform_config& cfg, const gemm_spec& g, c
         chip.host_write(layout.a_addr, a_raw.data(), a_raw.size());
         chip.host_write(layout.b_addr, b_raw.data(), b_raw.size());
     }
+    // End-to-end checksums: every load from A^T or B carries the checksum of what the host put there, so data
+    // corrupted in HBM or on the way is caught by the engines (and stores are checked source against destination).
+    if (cc.core.dma.checksum) {
+        auto host_read = [&](uint64_t a, uint8_t* buf, uint64_t n) { chip.host_read(a, buf, n); };
+        for (auto& p : programs)
+            for (auto& q : p.dma)
+                for (auto& in : q)
+                    if (in.dma.src >= layout.a_addr && in.dma.src < layout.c_addr) in.dma.checksum = dma::checksum_of(in.dma, host_read);
+    }
     for (uint32_t c = 0; c < cc.cores; ++c) chip.cores[c]->load(std::move(programs[c]));
 
     sim_probe probe;
@@ -48,10 +59,14 @@ gemm_result run_gemm(const platform::platform_config& cfg, const gemm_spec& g, c
     };
     probe.progress = [&] {
         uint64_t n = 0;
-        for (auto& c : chip.cores) n += uint64_t(c->te().stats().value("instructions"));
+        for (auto& c : chip.cores) n += c->progress();
         return n;
     };
-    probe.progress_text = [&] { return "MATMULs done: " + std::to_string(probe.progress()); };
+    probe.progress_text = [&] {
+        uint64_t n = 0;
+        for (auto& c : chip.cores) n += uint64_t(c->te().stats().value("instructions"));
+        return "MATMULs done: " + std::to_string(n);
+    };
     r.wall_s = run_to_completion(probe, opt.sim);
 
     sc_core::sc_time end = sc_core::SC_ZERO_TIME;
@@ -92,10 +107,14 @@ gemm_result run_gemm(const platform::platform_config& cfg, const gemm_spec& g, c
     r.energy = energy::estimate(cc.energy, chip_activity(r.stats, "chip0", cc, r.sim_ns * 1e-9));
     r.tflops_per_w = r.energy.avg_power_w() > 0 ? r.achieved_tflops / r.energy.avg_power_w() : 0;
 
+    std::vector<float> c;
+    if (cfg.functional) {
+        c.resize(g.m * g.n);
+        chip.host_read(layout.c_addr, c.data(), c.size() * 4);
+        r.c_digest = digest_hex(c.data(), c.size() * 4);
+    }
     if (opt.check && cfg.functional) {
         r.checked = true;
-        std::vector<float> c(g.m * g.n);
-        chip.host_read(layout.c_addr, c.data(), c.size() * 4);
         std::vector<float> gold = golden_gemm(at, b, g.m, g.k, g.n, r.tiling.kt);
         for (uint64_t i = 0; i < c.size(); ++i) {
             if (std::memcmp(&c[i], &gold[i], 4) != 0) {

@@ -38,6 +38,7 @@ struct gemm_result {
     energy::breakdown energy;          // chip.energy applied to the run's activity
     double tflops_per_w = 0;           // achieved TFLOP/s per average watt
     double arithmetic_intensity = 0;   // FLOPs per byte of actual HBM traffic
+    std::string c_digest;              // FNV-1a of C's bytes (functional runs): the result's fingerprint
     std::map<std::string, double> stats;
     std::map<std::string, stats::group::meta> stat_meta;  // unit and description of every stat
 };

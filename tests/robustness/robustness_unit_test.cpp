@@ -1,0 +1,209 @@
+// Robustness at the library level (no SystemC kernel): the exact texts of config, descriptor and fault errors,
+// and properties of the validators (the overlap check against brute force, checksum additivity).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "models/dma/dma_checksum.h"
+#include "models/dma/dma_descriptor.h"
+#include "platforms/config/config_node.h"
+#include "platforms/config/platform_config.h"
+#include "tlm/fault.h"
+
+using namespace trnsim;
+using Catch::Contains;
+using Catch::StartsWith;
+
+namespace {
+dma::dma_descriptor desc(uint64_t src, uint64_t dst, uint64_t row_bytes, uint32_t rows = 1, int64_t ss = 0, int64_t ds = 0,
+                         uint32_t planes = 1, int64_t sp = 0, int64_t dp = 0) {
+    dma::dma_descriptor d;
+    d.src = src;
+    d.dst = dst;
+    d.row_bytes = row_bytes;
+    d.rows = rows;
+    d.src_stride = ss;
+    d.dst_stride = ds;
+    d.planes = planes;
+    d.src_plane_stride = sp;
+    d.dst_plane_stride = dp;
+    return d;
+}
+// Brute force: do any two destination rows overlap?
+bool overlaps_brute(const dma::dma_descriptor& d) {
+    std::vector<int64_t> o;
+    for (uint32_t p = 0; p < d.planes; ++p)
+        for (uint32_t r = 0; r < d.rows; ++r) o.push_back(int64_t(p) * d.dst_plane_stride + int64_t(r) * d.dst_stride);
+    std::sort(o.begin(), o.end());
+    for (size_t i = 1; i < o.size(); ++i)
+        if (o[i] - o[i - 1] < int64_t(d.row_bytes)) return true;
+    return false;
+}
+} // namespace
+
+TEST_CASE("JSON syntax errors give file:line:column", "[config][errors]") {
+    REQUIRE_THROWS_WITH(config::parse_json("{\n  \"a\": 1,\n  \"b\" 2\n}", "bad.json"),
+                        StartsWith("bad.json:3:7: JSON syntax error while parsing object separator"));
+    REQUIRE_THROWS_WITH(config::parse_json("{\"a\": [1, 2,]}", "t.json"), StartsWith("t.json:1:13: JSON syntax error"));
+    REQUIRE_THROWS_WITH(config::parse_json("{\"a\": 1e999}", "t.json"), Catch::Equals("t.json: JSON number overflow parsing '1e999'"));
+    REQUIRE_THROWS_WITH(config::parse_json("\xef\xbb", "t.json"), StartsWith("t.json:1:"));
+    REQUIRE_THROWS_WITH(config::parse_json("{} {}", "t.json"), StartsWith("t.json:1:4:") && Contains("expected end of input"));
+}
+
+TEST_CASE("a key given twice is an error naming its path, through arrays", "[config][errors]") {
+    REQUIRE_THROWS_WITH(config::parse_json(R"({"a": [{"b": 1}, {"c": {"d": 1, "d": 2}}]})", "t.json"),
+                        Catch::Equals("t.json: a[1].c.d: key given twice (JSON keeps only one of them)"));
+    REQUIRE_THROWS_WITH(config::parse_json(R"({"x": 1, "x": 1})", "t.json"), Contains("t.json: x: key given twice"));
+    REQUIRE_NOTHROW(config::parse_json(R"({"a": {"x": 1}, "b": {"x": 1}, "c": [{"x": 1}, {"x": 2}]})", "t.json"));
+}
+
+TEST_CASE("files that are not there or not files are named as such", "[config][errors]") {
+    REQUIRE_THROWS_WITH(config::load_json_file("/nonexistent/x.json"),
+                        Catch::Equals("/nonexistent/x.json: cannot open file (it does not exist)"));
+    REQUIRE_THROWS_WITH(config::load_json_file("/tmp"), Catch::Equals("/tmp: cannot open file (not a regular file)"));
+}
+
+TEST_CASE("typed getters: signed ranges, raw values, arrays of arrays", "[config][errors]") {
+    auto j = config::parse_json(R"({"s": -5, "big": 18446744073709551615, "f": 1.5, "aa": [[{"x": 1}], [7]], "t": "txt"})", "t.json");
+    auto n = config::node::root(j, "t.json");
+    REQUIRE(n.get_int("s", 0, -10, 10) == -5);
+    REQUIRE_THROWS_WITH(n.get_int("s", 0, 0, 10), Catch::Equals("s: value -5 is out of range [0, 10] (in t.json)"));
+    REQUIRE_THROWS_WITH(n.get_int("big", 0, INT64_MIN, INT64_MAX), StartsWith("big: value 18446744073709551615 is out of range"));
+    REQUIRE_THROWS_WITH(n.get_int("f", 0, -10, 10), StartsWith("f: expected a whole number, got number 1.5"));
+    REQUIRE_THROWS_WITH(n.get_int("t", 0, -10, 10), StartsWith("t: expected a whole number, got string"));
+    REQUIRE_THROWS_WITH(n.children2d("aa"), Catch::Equals("aa[1][0]: expected an object, got number (in t.json)"));
+    REQUIRE(n.get_raw("t")->get<std::string>() == "txt");
+    REQUIRE_THROWS_WITH(n.children2d("t"), StartsWith("t: expected an array of arrays, got string"));
+}
+
+TEST_CASE("platform validation: consistency and address arithmetic", "[config][errors]") {
+    REQUIRE_THROWS_WITH(platform::load_platform("trn2", {"chip.address_map.hbm_base=18446744073709551000"}),
+                        StartsWith("chip.address_map.hbm_base: 0xfffffffffffffd98 + the HBM capacity (chip.hbm.capacity_gib) wraps around 2^64"));
+    REQUIRE_THROWS_WITH(platform::load_platform("trn2", {"chip.address_map.core_stride=4096"}),
+                        StartsWith("chip.address_map.core_stride: smaller than the core window"));
+    REQUIRE_THROWS_WITH(platform::load_platform("trn2", {"chip.core.te.n_max=8192"}),
+                        StartsWith("chip.core.psum.partition_kib: a PSUM partition of 16384 bytes cannot hold one moving tile of n_max = 8192"));
+    // The message names the --set that gave the value.
+    REQUIRE_THROWS_WITH(platform::load_platform("trn2", {"chip.hbm.stacks=0"}),
+                        Catch::EndsWith("(from --set chip.hbm.stacks=0)"));
+    REQUIRE_THROWS_WITH(platform::load_platform("trn2", {"chip.hbm.latency_ns=-3"}),
+                        StartsWith("chip.hbm.latency_ns: value -3 is out of range [0, 1e+06]"));
+}
+
+TEST_CASE("fault specs: parsing and validation messages", "[faults][errors]") {
+    auto j = platform::fault_option_json("hbm.channel3:disable,policy=remap,from_us=10");
+    REQUIRE(j["target"] == "hbm.channel3");
+    REQUIRE(j["kind"] == "disable");
+    REQUIRE(j["policy"] == "remap");
+    REQUIRE(j["from_us"] == 10);
+    REQUIRE_THROWS_WITH(platform::fault_option_json(":disable"), StartsWith("--fault :disable: expected TARGET:KIND"));
+    REQUIRE_THROWS_WITH(platform::fault_option_json("hbm:slow,,x=1"), Contains("empty item"));
+    REQUIRE_THROWS_WITH(platform::fault_option_json("hbm:slow,a=1,a=2"), Contains("'a' given twice"));
+    auto load = [](const std::string& f) { return platform::load_platform("trn2", {}, std::vector<std::string>{f}); };
+    REQUIRE_THROWS_WITH(load("core0.dmax:error"), Contains("'core0.dmax' is not a fault target"));
+    REQUIRE_THROWS_WITH(load("core0.dma:error,latency_ns=3"), Contains("latency_ns: applies only to kind \"slow\""));
+    REQUIRE_THROWS_WITH(load("hbm:corrupt,on=both"), Contains("chip.faults[0].on: 'both' is not one of: read, write"));
+    REQUIRE_THROWS_WITH(load("hbm:corrupt,count=0"), Contains("chip.faults[0].count: value 0 is out of range"));
+    auto cfg = load("core3.dma:error,after=2");
+    REQUIRE(cfg.chip.faults.size() == 1);
+    REQUIRE(cfg.chip.faults[0].label == "chip.faults[0] (--fault core3.dma:error,after=2)");
+    REQUIRE(cfg.chip.hbm.faults.empty());
+    auto h = load("hbm.channel7:slow,latency_ns=100");
+    REQUIRE(h.chip.hbm.faults.size() == 1);
+    REQUIRE(h.chip.hbm.faults[0].target == "channel7");
+}
+
+TEST_CASE("fault triggers: window, after, count; targets handed down relative", "[faults]") {
+    tlmx::fault_spec s;
+    s.after = 2;
+    s.count = 2;
+    s.from_ns = 10;
+    s.until_ns = 100;
+    tlmx::fault_trigger t(s);
+    REQUIRE_FALSE(t.hit(5));   // before the window: not even counted
+    REQUIRE_FALSE(t.hit(10));  // let through (1 of 2)
+    REQUIRE_FALSE(t.hit(11));  // let through (2 of 2)
+    REQUIRE(t.hit(12));
+    REQUIRE(t.hit(13));
+    REQUIRE_FALSE(t.hit(14));  // count exhausted
+    REQUIRE_FALSE(t.hit(200));
+    REQUIRE(t.hits() == 2);
+    std::vector<tlmx::fault_spec> all(3);
+    all[0].target = "core1.dma2";
+    all[1].target = "core1";
+    all[2].target = "core10.dma0";
+    auto under = tlmx::faults_under(all, "core1");
+    REQUIRE(under.size() == 2);
+    REQUIRE(under[0].target == "dma2");
+    REQUIRE(under[1].target.empty());
+}
+
+TEST_CASE("DMA descriptor validation: every rule with its message", "[dma][errors]") {
+    REQUIRE(dma::validate(desc(0, 0x10000, 256, 4, 256, 1024)).empty());
+    REQUIRE_THAT(dma::validate(desc(0, 0x800, 256, 4, 256, -1024)), Catch::Equals("destination addresses wrap around 2^64"));
+    REQUIRE_THAT(dma::validate(desc(0, 0x100000, 256, 4, 256, -1024)), Catch::Equals(""));
+    REQUIRE_THAT(dma::validate(desc(0, 0x1000, 0)), Catch::Equals("row_bytes is 0 (zero-length transfer)"));
+    REQUIRE_THAT(dma::validate(desc(0, 0x1000, 4, 1, 0, 0, 0)), Catch::Equals("planes is 0 (zero-length transfer)"));
+    REQUIRE_THAT(dma::validate(desc(0, 0x1000, 1, 1u << 17, 1, 1, 1u << 16, 1 << 17, 1 << 17)),
+                 StartsWith("rows x planes = 8589934592 exceeds the limit of 2^32 rows"));
+    REQUIRE_THAT(dma::validate(desc(64, 0x1000, 64, 2, 80, 128), 32),
+                 Catch::Equals("src_stride 80 (0x50) is not a multiple of the 32-byte DMA alignment"));
+    REQUIRE_THAT(dma::validate(desc(64, 0x1000, 62), 4), Catch::Equals("row_bytes 62 (0x3e) is not a multiple of the 4-byte DMA alignment"));
+    REQUIRE_THAT(dma::validate(desc(0, 0x1000, 64, 1, 0, 0, 2, 64, 3), 4),
+                 Catch::Equals("dst_plane_stride 3 (0x3) is not a multiple of the 4-byte DMA alignment"));
+    REQUIRE(dma::validate(desc(0, 0x1003, 64), 1).empty());  // no alignment rule by default
+    REQUIRE_THAT(dma::validate(desc(0, ~0ull - 100, 64, 2, 64, 64)), Catch::Equals("destination addresses wrap around 2^64"));
+    REQUIRE_THAT(dma::validate(desc(0, 0x1000, 64, 1, 0, 0, 2, 64, 0)),
+                 StartsWith("destination rows of different planes overlap (dst_plane_stride 0"));
+    // The GEMM's FP8 double-row layout interleaves planes within partitions without overlap.
+    REQUIRE(dma::validate(desc(0, 0x100000, 128, 128, 2048, 229376, 2, 262144, 128)).empty());
+    REQUIRE_THAT(dma::validate(desc(0x1000, 0x1010, 64)), StartsWith("source and destination overlap"));
+    REQUIRE_THAT(dma::validate(desc(0x1000, 0x1000 + 64 * 8 - 1, 64, 8, 64, 64)), StartsWith("source and destination overlap"));
+    REQUIRE(dma::validate(desc(0x1000, 0x1040, 64)).empty());  // adjacent, not overlapping
+    // A broadcast (source rows repeated) is fine.
+    REQUIRE(dma::validate(desc(0x1000, 0x100000, 64, 16, 0, 4096)).empty());
+}
+
+TEST_CASE("destination overlap check agrees with brute force", "[dma]") {
+    std::mt19937_64 g(12345);
+    int disjoint = 0, overlapping = 0;
+    for (int i = 0; i < 20000; ++i) {
+        auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(g); };
+        auto d = desc(0, 1ull << 40, uint64_t(pick(1, 64)), uint32_t(pick(1, 12)), 0, pick(-300, 300), uint32_t(pick(1, 12)), 0,
+                      pick(-300, 300));
+        std::string why = dma::validate(d);
+        bool brute = overlaps_brute(d);
+        INFO(dma::to_string(d) << " -> " << why);
+        REQUIRE((why.find("overlap") != std::string::npos) == brute);
+        (brute ? overlapping : disjoint)++;
+    }
+    REQUIRE(disjoint > 1000);
+    REQUIRE(overlapping > 1000);
+}
+
+TEST_CASE("checksums: parts add up, any single byte change is caught, placement matters", "[dma][checksum]") {
+    std::vector<uint8_t> mem(1 << 16);
+    std::mt19937_64 g(7);
+    for (auto& b : mem) b = uint8_t(g());
+    auto read = [&](uint64_t a, uint8_t* b, uint64_t n) { std::memcpy(b, &mem[a], n); };
+    auto d = desc(100, 40000, 300, 7, 500, 3000);
+    uint64_t whole = dma::checksum_of(d, read);
+    uint64_t sum = 0;
+    for (auto& [e, p] : dma::split_across_engines(d, 3, 64))
+        dma::for_each_burst(p, 128, [&](uint64_t s, uint64_t t, uint64_t n) { sum = dma::checksum_update(sum, t, &mem[s], n); });
+    REQUIRE(sum == whole);
+    for (int i = 0; i < 2000; ++i) {
+        uint64_t a = 100 + g() % 300, bit = g() % 8;  // a byte of the first row
+        mem[a] ^= uint8_t(1u << bit);
+        REQUIRE(dma::checksum_of(d, read) != whole);
+        mem[a] ^= uint8_t(1u << bit);
+    }
+    auto moved = d;
+    moved.dst += 4;
+    REQUIRE(dma::checksum_of(moved, read) != whole);
+}
