@@ -46,7 +46,7 @@ trnsim run [--preset NAME | --config FILE] [--set key.path=value ...] [--fault T
            [--wall-limit SECONDS] [--stall-limit-us US] [--config-dir DIR] [--quiet]
   defaults: --preset trn2 --workload gemm --m 1024 --k 1024 --n 1024 --dtype bf16 --seed 1
   --workload program runs the instruction streams of a program file (docs/program_format.md)
-  --fault injects a fault (docs/RELIABILITY.md), e.g. hbm.channel3:disable,policy=remap  core0.dma2:error,after=10
+  --fault injects a fault (see tests/robustness), e.g. hbm.channel3:disable,policy=remap  core0.dma2:error,after=10
   --wall-limit / --stall-limit-us stop a run after that much wall time / simulated time without progress
   --no-wall-time leaves wall-clock times out of --stats (byte-identical files for the same config and seed)
 exit status: 0 pass, 1 error or failed check, 2 usage error, 3 simulation error (deadlock, watchdog, bus error)
