@@ -1,3 +1,4 @@
+#include "testbench/chip_probe.h"
 #include "testbench/gemm/gemm_run.h"
 
 #include <chrono>
@@ -45,23 +46,7 @@ gemm_result run_gemm(const platform::platform_config& cfg, const gemm_spec& g, c
     }
     for (uint32_t c = 0; c < cc.cores; ++c) chip.cores[c]->load(std::move(programs[c]));
 
-    sim_probe probe;
-    probe.finished = [&] {
-        for (auto& c : chip.cores)
-            if (!c->finished()) return false;
-        return true;
-    };
-    probe.stuck = [&] {
-        std::vector<std::string> s;
-        for (auto& c : chip.cores)
-            for (auto& line : c->stuck()) s.push_back(line);
-        return s;
-    };
-    probe.progress = [&] {
-        uint64_t n = 0;
-        for (auto& c : chip.cores) n += c->progress();
-        return n;
-    };
+    sim_probe probe = make_chip_probe(chip);
     probe.progress_text = [&] {
         uint64_t n = 0;
         for (auto& c : chip.cores) n += uint64_t(c->te().stats().value("instructions"));
@@ -69,8 +54,7 @@ gemm_result run_gemm(const platform::platform_config& cfg, const gemm_spec& g, c
     };
     r.wall_s = run_to_completion(probe, opt.sim);
 
-    sc_core::sc_time end = sc_core::SC_ZERO_TIME;
-    for (auto& c : chip.cores) end = std::max(end, c->last_completion());
+    sc_core::sc_time end = last_completion(chip);
     r.sim_ns = end.to_seconds() * 1e9;
 
     if (opt.on_finished) opt.on_finished(chip);

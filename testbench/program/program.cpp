@@ -1,3 +1,4 @@
+#include "testbench/chip_probe.h"
 #include "testbench/program/program.h"
 
 #include <cstdio>
@@ -56,28 +57,10 @@ program_result run_program(const platform::platform_config& cfg, const program_f
     for (size_t c = 0; c < progs.size(); ++c)
         if (!progs[c].empty()) chip.cores[c]->load(std::move(progs[c]));
 
-    sim_probe probe;
-    probe.finished = [&] {
-        for (auto& c : chip.cores)
-            if (!c->finished()) return false;
-        return true;
-    };
-    probe.stuck = [&] {
-        std::vector<std::string> s;
-        for (auto& c : chip.cores)
-            for (auto& line : c->stuck()) s.push_back(line);
-        return s;
-    };
-    probe.progress = [&] {
-        uint64_t n = 0;
-        for (auto& c : chip.cores) n += c->progress();
-        return n;
-    };
-    probe.progress_text = [&] { return "progress count " + std::to_string(probe.progress()); };
+    sim_probe probe = make_chip_probe(chip);
     r.wall_s = run_to_completion(probe, opt);
 
-    sc_core::sc_time end = sc_core::SC_ZERO_TIME;
-    for (auto& c : chip.cores) end = std::max(end, c->last_completion());
+    sc_core::sc_time end = last_completion(chip);
     r.sim_ns = end.to_seconds() * 1e9;
     r.stats = chip.stats().flatten();
     for (uint32_t c = 0; c < cc.cores; ++c) {
