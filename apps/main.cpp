@@ -39,7 +39,7 @@ trnsim run [--preset NAME | --config FILE] [--set key.path=value ...] [--workloa
            [--m M] [--k K] [--n N] [--dtype fp32|tf32|bf16|fp16|fp8_e4m3|fp8_e5m2] [--seed S]
            [--no-check] [--stats FILE.json] [--wall-limit SECONDS] [--config-dir DIR] [--quiet]
            [--timeline FILE.json [--timeline-max-events N] [--timeline-window BEGIN_NS:END_NS] [--timeline-noc]]
-           [--vcd FILE.vcd]
+           [--vcd FILE.vcd] [--wave FILE.fst|FILE.vcd (with --set chip.core.te.impl=rtl)]
   defaults: --preset trn2 --workload gemm --m 1024 --k 1024 --n 1024 --dtype bf16 --seed 1
 
 trnsim run [--preset NAME | --config FILE] [--set key.path=value ...] [--fault TARGET:KIND[,key=value...] ...]
@@ -183,7 +183,7 @@ int sc_main(int argc, char** argv) {
             return cmd_run(app::args(argc, argv, 2,
                                      {"preset", "config", "set", "workload", "m", "k", "n", "dtype", "seed", "stats",
                                       "wall-limit", "config-dir", "timeline", "timeline-max-events",
-                                      "timeline-window", "vcd", "fault", "program", "stall-limit-us"},
+                                      "timeline-window", "vcd", "wave", "fault", "program", "stall-limit-us"},
                                      {"no-check", "quiet", "timeline-noc", "no-wall-time"}, {"set", "fault"}));
         if (cmd == "plot") return cmd_plot(argc, argv);
         if (cmd == "cosim") return app::cmd_cosim(app::args(argc, argv, 2, app::COSIM_OPTIONS, {}));
