@@ -11,6 +11,7 @@
 #include <systemc>
 
 #include "apps/args.h"
+#include "apps/cosim.h"
 #include "apps/observers.h"
 #include "apps/report.h"
 #include "apps/sweep.h"
@@ -31,13 +32,14 @@ commands:
   plot      roofline | pareto | utilisation plots (PNG, SVG) of runs, sweeps and timelines (apps/trnsim_plot.py)
   list      list presets and workloads
   hbm       drive the HBM DRAM model from a trace or a synthetic pattern (trnsim hbm --help)
+  cosim     co-verify the RTL matrix engine against the TLM model, bit and cycle exact (below)
   help      this text
 
 trnsim run [--preset NAME | --config FILE] [--set key.path=value ...] [--workload gemm]
            [--m M] [--k K] [--n N] [--dtype fp32|tf32|bf16|fp16|fp8_e4m3|fp8_e5m2] [--seed S]
            [--no-check] [--stats FILE.json] [--wall-limit SECONDS] [--config-dir DIR] [--quiet]
            [--timeline FILE.json [--timeline-max-events N] [--timeline-window BEGIN_NS:END_NS] [--timeline-noc]]
-           [--vcd FILE.vcd]
+           [--vcd FILE.vcd] [--wave FILE.fst|FILE.vcd (with --set chip.core.te.impl=rtl)]
   defaults: --preset trn2 --workload gemm --m 1024 --k 1024 --n 1024 --dtype bf16 --seed 1
 
 trnsim run [--preset NAME | --config FILE] [--set key.path=value ...] [--fault TARGET:KIND[,key=value...] ...]
@@ -172,7 +174,7 @@ int sc_main(int argc, char** argv) {
     std::string cmd = argc > 1 ? argv[1] : "help";
     try {
         if (cmd == "help" || cmd == "--help" || cmd == "-h") {
-            std::cout << USAGE << app::SWEEP_USAGE;
+            std::cout << USAGE << app::SWEEP_USAGE << app::COSIM_USAGE;
             return argc > 1 ? 0 : 2;
         }
         if (cmd == "hbm") return tb::hbm_trace_main(argc - 1, argv + 1);
@@ -181,9 +183,10 @@ int sc_main(int argc, char** argv) {
             return cmd_run(app::args(argc, argv, 2,
                                      {"preset", "config", "set", "workload", "m", "k", "n", "dtype", "seed", "stats",
                                       "wall-limit", "config-dir", "timeline", "timeline-max-events",
-                                      "timeline-window", "vcd", "fault", "program", "stall-limit-us"},
+                                      "timeline-window", "vcd", "wave", "fault", "program", "stall-limit-us"},
                                      {"no-check", "quiet", "timeline-noc", "no-wall-time"}, {"set", "fault"}));
         if (cmd == "plot") return cmd_plot(argc, argv);
+        if (cmd == "cosim") return app::cmd_cosim(app::args(argc, argv, 2, app::COSIM_OPTIONS, {}));
         if (cmd == "sweep")
             return app::cmd_sweep(app::args(argc, argv, 2,
                                             {"out", "jobs", "config-dir", "emit", "partition", "time", "max-parallel", "point"},

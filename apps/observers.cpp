@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "apps/cosim.h"
 #include "apps/report.h"
 #include "testbench/observe/chip_waves.h"
 
@@ -36,6 +37,13 @@ observers::observers(const args& a, platform::platform_config& cfg) {
     } else if (a.has("timeline-max-events") || a.has("timeline-window") || a.has("timeline-noc")) {
         throw usage_error("--timeline-max-events and --timeline-window need --timeline FILE");
     }
+    if (a.has("wave")) {
+        m_wave_file = a.str("wave", "");
+        check_rtl_wave_file("--wave", m_wave_file);
+        if (cfg.chip.core.te.impl != te::te_impl::rtl)
+            throw usage_error("--wave dumps the RTL Tensor Engine: add --set chip.core.te.impl=rtl");
+        cfg.chip.core.te.wave_file = m_wave_file;
+    }
     if (a.has("vcd")) {
         m_vcd_file = a.str("vcd", "");
         cfg.chip.core.signals = cfg.chip.core.te.signals = cfg.chip.core.dma.signals = true;
@@ -54,6 +62,11 @@ void observers::hook(tb::gemm_options& opt) {
     };
     opt.on_finished = [this](platform::chip& chip) {
         (void)chip;
+        if (!m_wave_file.empty()) {
+            const size_t dot = m_wave_file.find_last_of('.');
+            m_summary += "  RTL waveforms   " + m_wave_file + " (RTL signals), " + m_wave_file.substr(0, dot) +
+                         ".wrapper.vcd (transactor signals); other cores' engines insert their name\n";
+        }
         if (m_waves) {
             m_waves->close();
             m_summary += "  waveforms       " + m_vcd_file + "\n";

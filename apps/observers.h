@@ -1,5 +1,5 @@
-// The run command's observers: --timeline (Perfetto JSON) and --vcd (SystemC signal waveforms), attached to the
-// platform through the run driver's hooks and written when the run ends.
+// The run command's observers: --timeline (Perfetto JSON), --vcd (SystemC signal waveforms) and --wave (the RTL
+// Tensor Engine's waveforms), attached to the platform through the run driver's hooks and written when the run ends.
 #pragma once
 #include <memory>
 #include <ostream>
@@ -26,7 +26,7 @@ public:
     void report(std::ostream& os) const;
 
 private:
-    std::string m_timeline_file, m_vcd_file;
+    std::string m_timeline_file, m_vcd_file, m_wave_file;
     std::unique_ptr<tb::chip_timeline> m_timeline;
     std::unique_ptr<tb::chip_waves> m_waves;
     std::string m_summary;

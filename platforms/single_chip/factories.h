@@ -31,5 +31,11 @@ hbm_handle make_hbm(const std::string& name, const hbm::hbm_config& cfg);
 // Whether this build includes the RTL back end, and the array sizes it was built for ("8x8, 16x16").
 bool rtl_available();
 std::string rtl_sizes();
+// The RTL build's fixed parameters (ls_rows_per_cycle, min_ii, n_max, pipeline_latency) into cfg; false (cfg
+// untouched) without RTL. The waveform format its models were built with: "fst", "vcd" or "" (none / no RTL).
+bool rtl_build_params(te::te_config& cfg);
+std::string rtl_trace_format();
+// RTL clock cycles an RTL back end made by make_te_backend has simulated (0 for any other module).
+uint64_t rtl_clocked_cycles(const sc_core::sc_module* backend);
 
 } // namespace trnsim::platform

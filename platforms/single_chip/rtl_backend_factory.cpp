@@ -8,6 +8,21 @@ namespace trnsim::platform {
 
 bool rtl_available() { return true; }
 std::string rtl_sizes() { return rtl::me_rtl_sizes_string(); }
+std::string rtl_trace_format() { return rtl::me_rtl_build_params().trace_format; }
+
+uint64_t rtl_clocked_cycles(const sc_core::sc_module* backend) {
+    auto* b = dynamic_cast<const te::te_backend_rtl*>(backend);
+    return b ? b->cycles() : 0;
+}
+
+bool rtl_build_params(te::te_config& cfg) {
+    const rtl::me_rtl_build& b = rtl::me_rtl_build_params();
+    cfg.ls_rows_per_cycle = b.ls_rows_per_cycle;
+    cfg.min_ii = b.min_ii;
+    cfg.n_max = b.n_max;
+    cfg.pipeline_latency = b.pipeline_latency;
+    return true;
+}
 
 te_backend_handle make_te_backend_rtl(const std::string& name, const te::te_config& cfg) {
     const std::string err = te::te_backend_rtl::check(cfg);

@@ -31,7 +31,9 @@ class me_rtl_adapter_if : public te::te_backend_if {
 public:
     virtual uint32_t rows() const = 0;
     virtual uint32_t cols() const = 0;
-    // Opens a waveform of the RTL (format from the file extension); call after elaboration.
+    // Opens a waveform of the RTL (Verilator trace, format from the file extension: .fst or .vcd) and one of the
+    // transactor's SystemC signals and state (sc_trace into <file without extension>.wrapper.vcd); call after
+    // elaboration, before the simulation starts. Without a call nothing is traced.
     virtual void open_trace(const std::string& file) = 0;
     virtual uint64_t cycles() const = 0;  // clock cycles the model was evaluated (not clocked while idle)
 };

@@ -116,13 +116,15 @@ public:
     }
 
     void open_trace(const std::string& file) override {
-        const std::string ext = file.size() >= 4 ? file.substr(file.size() - 4) : std::string();
+        const size_t dot = file.find_last_of('.');
+        const std::string ext = dot == std::string::npos ? std::string() : file.substr(dot);
+        bool opened = false;
 #if VM_TRACE_FST
         if (ext == ".fst") {
             m_fst = std::make_unique<VerilatedFstSc>();
             m_top.trace(m_fst.get(), 99);
             m_fst->open(file.c_str());
-            return;
+            opened = true;
         }
 #endif
 #if VM_TRACE_VCD
@@ -130,13 +132,17 @@ public:
             m_vcd = std::make_unique<VerilatedVcdSc>();
             m_top.trace(m_vcd.get(), 99);
             m_vcd->open(file.c_str());
-            return;
+            opened = true;
         }
 #endif
-        std::ostringstream os;
-        os << "cannot write waveform '" << file << "': the RTL was built with "
-           << (*build().trace_format ? build().trace_format : "no") << " trace support (TRNSIM_RTL_TRACE)";
-        SC_REPORT_ERROR(name(), os.str().c_str());
+        if (!opened) {
+            std::ostringstream os;
+            os << "cannot write waveform '" << file << "': the RTL was built with "
+               << (*build().trace_format ? build().trace_format : "no") << " trace support (TRNSIM_RTL_TRACE)";
+            SC_REPORT_ERROR(name(), os.str().c_str());
+            return;
+        }
+        open_wrapper_trace(file.substr(0, dot) + ".wrapper");
     }
 
 private:
@@ -337,7 +343,41 @@ private:
         }
     }
 
+    // The transactor's side of the pins and its own state, sc_trace'd into `stem`.vcd (SystemC's VCD writer).
+    void open_wrapper_trace(const std::string& stem) {
+        m_sc_trace = sc_core::sc_create_vcd_trace_file(stem.c_str());
+        sc_core::sc_report_handler::set_actions("tracing timescale unit set", sc_core::SC_INFO,
+                                                sc_core::SC_DO_NOTHING);  // "timescale unit set": as asked
+        m_sc_trace->set_time_unit(1, sc_core::SC_PS);
+        sc_core::sc_trace_file* tf = m_sc_trace;
+        const std::string p = std::string(name()) + ".";
+        for (const auto* sig : {&m_clk, &m_rst_n, &m_cmd_valid, &m_cmd_ready, &m_w_valid, &m_w_ready, &m_m_valid,
+                                &m_m_ready, &m_out_valid, &m_out_ready, &m_out_last, &m_idle})
+            sc_core::sc_trace(tf, *sig, p + sig->basename());
+        sc_core::sc_trace(tf, m_cmd_dtype, p + m_cmd_dtype.basename());
+        sc_core::sc_trace(tf, m_cmd_k, p + m_cmd_k.basename());
+        sc_core::sc_trace(tf, m_cmd_m, p + m_cmd_m.basename());
+        sc_core::sc_trace(tf, m_cmd_n, p + m_cmd_n.basename());
+        sc_core::sc_trace(tf, m_w_data, p + m_w_data.basename());
+        sc_core::sc_trace(tf, m_m_data, p + m_m_data.basename());
+        sc_core::sc_trace(tf, m_out_data, p + m_out_data.basename());
+        // transactor state: engine cycle, jobs submitted / commands accepted / weight, moving, output cursors
+        sc_core::sc_trace(tf, m_cycle, p + "xactor.cycle");
+        sc_core::sc_trace(tf, m_next_seq, p + "xactor.jobs_submitted");
+        sc_core::sc_trace(tf, m_cmd_accepted, p + "xactor.cmds_accepted");
+        sc_core::sc_trace(tf, m_w_seq, p + "xactor.weight_job");
+        sc_core::sc_trace(tf, m_w_beat, p + "xactor.weight_beat");
+        sc_core::sc_trace(tf, m_m_seq, p + "xactor.moving_job");
+        sc_core::sc_trace(tf, m_m_beat, p + "xactor.moving_beat");
+        sc_core::sc_trace(tf, m_done_seq, p + "xactor.jobs_done");
+        sc_core::sc_trace(tf, m_o_beat, p + "xactor.output_beat");
+    }
+
     void close_trace() {
+        if (m_sc_trace) {
+            sc_core::sc_close_vcd_trace_file(m_sc_trace);
+            m_sc_trace = nullptr;
+        }
 #if VM_TRACE_FST
         if (m_fst) m_fst->close();
 #endif
@@ -368,6 +408,7 @@ private:
     bool m_want_sleep = false, m_stopped = false;
     sc_core::sc_time m_last_edge = sc_core::SC_ZERO_TIME;
     sc_core::sc_event m_accept_ev, m_submit_ev, m_wake_ev;
+    sc_core::sc_trace_file* m_sc_trace = nullptr;  // the wrapper's signals (VCD)
 #if VM_TRACE_FST
     std::unique_ptr<VerilatedFstSc> m_fst;
 #endif

@@ -1,4 +1,5 @@
-// Golden reference and stimulus for the matrix engine co-simulation tests (plain C++, no Verilator, no SystemC).
+// Golden reference and stimulus of the matrix engine co-verification (plain C++, no Verilator, no SystemC): used
+// by testbench/cosim/cosim_run (trnsim cosim) and by the pin-level tests in tests/cosim.
 //
 // Golden PE arithmetic (docs/tensor_engine.md): psum starts at +0.0 and for k = 0 .. K-1 becomes
 // fl32(psum + fl32(w * x)). Build with -ffp-contract=off so that the compiler never fuses the two roundings.
