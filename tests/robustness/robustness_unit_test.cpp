@@ -118,7 +118,7 @@ TEST_CASE("fault specs: parsing and validation messages", "[faults][errors]") {
     REQUIRE(h.chip.hbm.faults[0].target == "channel7");
 }
 
-TEST_CASE("fault triggers: window, after, count; targets handed down relative", "[faults]") {
+TEST_CASE("fault triggers: window, after, count - targets handed down relative", "[faults]") {
     tlmx::fault_spec s;
     s.after = 2;
     s.count = 2;

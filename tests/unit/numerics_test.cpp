@@ -337,7 +337,7 @@ TEST_CASE("decode of known patterns", "[numerics][decode]") {
     CHECK(tf32_to_fp32(0x00002000u) == std::ldexp(1.0f, -136));
 }
 
-TEST_CASE("decode of NaN keeps sign and left-aligned payload; TF32 ignores container bits 12:0", "[numerics][decode]") {
+TEST_CASE("decode of NaN keeps sign and left-aligned payload, TF32 ignores container bits 12:0", "[numerics][decode]") {
     // Not value semantics (a NaN has no value) but the documented bit rule, so RTL and model agree on the bits.
     CHECK(bits_of(bf16_to_fp32(0x7FC0)) == 0x7FC00000u);
     CHECK(bits_of(bf16_to_fp32(0xFF81)) == 0xFF810000u);

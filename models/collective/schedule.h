@@ -1,0 +1,137 @@
+// Collective operations as schedules: a DAG of copy and reduce steps over per-chip buffers.
+//
+// This is the one contract between the collective algorithms (which build schedules from a topology, plain C++,
+// unit-tested without a kernel) and whoever executes them: the reference executor below (host memory, the golden
+// model of every collective) and the multi-chip platforms (DMA engines over NeuronLink-style links and the switched
+// network, reduction on each chip's reduction engine). An algorithm never knows addresses, links or timing; a
+// platform never knows the algorithm.
+//
+// Buffers: every chip has three buffers of its own, `input` (read only for the collective), `output` and `scratch`
+// (receive / staging space), sized by the schedule. A region names bytes in one of them.
+//
+// Steps:
+//   copy   dst := src. src.chip executes it (its DMA pushes the bytes); src.chip and dst.chip may be equal (a local
+//          copy), neighbours, or any two chips (the platform routes it over several hops or the network).
+//   reduce dst := dst (+) src, elementwise in the schedule's dtype; src.chip == dst.chip, executed by that chip's
+//          reduction engine. FP32 sums in FP32; BF16/FP16 decode to FP32, add, round to nearest even (one rounding
+//          per reduce step, so results depend on the order the algorithm reduces in: the reference executor applies
+//          the same order, and the golden model of an algorithm is its own reference execution).
+//   A step may start once every step in `deps` has completed; steps without a path between them may run
+//   concurrently, and an algorithm must not let two concurrent steps write overlapping bytes (validate() checks it
+//   for writes ordered by no dependency path only on small schedules, see validate()).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/numerics/dtype.h"
+
+namespace trnsim::collective {
+
+enum class op : uint8_t { allreduce, reduce_scatter, allgather, alltoall, broadcast };
+enum class algo : uint8_t {
+    ring,          // one unidirectional ring over all chips (chip order of the topology)
+    bidir_ring,    // the data split in two halves going round the ring in opposite directions
+    torus,         // dimension by dimension over a 2D/3D torus (reduce-scatter x, y, z; all-gather z, y, x)
+    hierarchical,  // intra-server first, then across servers (the cluster's network), then intra-server again
+    direct,        // every chip to every other chip (all-to-all's natural algorithm; also broadcast/allgather)
+};
+
+std::string_view name_of(op o);
+std::string_view name_of(algo a);
+// Parse a name ("allreduce", "all-reduce", "reduce_scatter", ...; "ring", "bidir_ring", "torus", ...); throws
+// std::invalid_argument naming the bad value and the accepted ones.
+op parse_op(std::string_view s);
+algo parse_algo(std::string_view s);
+
+// Which chips exist and how they are numbered. Chip ids are dense, 0 .. chips()-1.
+//   ring:    dims = {n, 1, 1}; chip i's neighbours are i-1 and i+1 (mod n).
+//   torus:   dims = {x, y, z} (z = 1 for 2D); chip = x + dims[0] * (y + dims[1] * z); wrap-around in every
+//            dimension of size > 2.
+//   cluster: `servers` servers of chips_per_server chips each; chip = server * chips_per_server + local; the chips of
+//            one server form a torus of dims (dims[0]*dims[1]*dims[2] == chips_per_server), the servers are joined
+//            by the switched network (any chip's NIC reaches any other server).
+struct topology {
+    enum class kind : uint8_t { ring, torus, cluster };
+    kind k = kind::ring;
+    std::array<uint32_t, 3> dims{1, 1, 1};
+    uint32_t servers = 1;
+    uint32_t chips_per_server = 1;
+
+    uint32_t chips() const;
+    // Coordinates of a chip inside its server's torus, and the inverse.
+    std::array<uint32_t, 3> coords(uint32_t chip) const;
+    uint32_t server_of(uint32_t chip) const { return k == kind::cluster ? chip / chips_per_server : 0; }
+    static topology make_ring(uint32_t n);
+    static topology make_torus(uint32_t x, uint32_t y, uint32_t z = 1);
+    static topology make_cluster(uint32_t servers, std::array<uint32_t, 3> server_dims);
+};
+
+enum class buffer : uint8_t { input, output, scratch };
+
+struct region {
+    uint32_t chip = 0;
+    buffer buf = buffer::input;
+    uint64_t offset = 0;
+    uint64_t bytes = 0;
+};
+
+enum class step_kind : uint8_t { copy, reduce };
+
+struct step {
+    step_kind kind = step_kind::copy;
+    region src;
+    region dst;                   // dst.bytes == src.bytes
+    std::vector<uint32_t> deps;   // indices of earlier steps (deps[i] < this step's index)
+};
+
+// What to build. `bytes` is the collective's message size in the nccl-tests sense:
+//   allreduce, broadcast: every chip's input and output hold `bytes`;
+//   reduce_scatter:       input `bytes`, output bytes / n (chip r gets block r);
+//   allgather:            input bytes / n, output `bytes` (chip r's input is block r);
+//   alltoall:             input and output `bytes`, block j of chip i's input lands in block i of chip j's output.
+// bytes must be a multiple of n * size_of(dtype) where the operation splits it in n blocks; algorithms that cannot
+// split evenly (odd sizes) give the first blocks one element more; `chunks` > 1 splits each transfer into that many
+// pipelined pieces.
+struct params {
+    op o = op::allreduce;
+    algo a = algo::ring;
+    numerics::dtype dt = numerics::dtype::fp32;
+    uint64_t bytes = 0;
+    uint32_t chunks = 1;
+    uint32_t root = 0;            // broadcast source
+};
+
+struct schedule {
+    params p;
+    topology topo;
+    uint64_t input_bytes = 0;     // per chip
+    uint64_t output_bytes = 0;
+    uint64_t scratch_bytes = 0;
+    std::vector<step> steps;
+};
+
+// Builds the schedule of p on topo; throws std::invalid_argument naming what is wrong (e.g. "torus algorithm
+// needs a torus or cluster topology", "bytes 10 is not a multiple of the fp32 element size 4").
+schedule build(const topology& topo, const params& p);
+
+// Structural checks (region bounds, dependency order, reduce on one chip, equal sizes); throws std::logic_error
+// naming the step.
+void validate(const schedule& s);
+
+// Host buffers of one chip, for the reference executor and for loading/checking a platform's memory.
+struct chip_buffers {
+    std::vector<uint8_t> input, output, scratch;
+};
+
+// Executes s on host buffers in step order (a valid topological order). bufs[i] is chip i's; output and scratch are
+// resized to the schedule's sizes.
+void execute_reference(const schedule& s, std::vector<chip_buffers>& bufs);
+
+// nccl-tests conventions (docs/collectives.md): algbw = bytes / time; busbw = algbw * bus_factor(op, n), with
+// allreduce 2(n-1)/n, reduce_scatter and allgather and alltoall (n-1)/n, broadcast 1.
+double bus_factor(op o, uint32_t n);
+
+}  // namespace trnsim::collective
