@@ -185,7 +185,7 @@ int sc_main(int argc, char** argv) {
                                      {"preset", "config", "set", "workload", "m", "k", "n", "dtype", "seed", "stats",
                                       "wall-limit", "config-dir", "timeline", "timeline-max-events",
                                       "timeline-window", "vcd", "fault", "program", "stall-limit-us",
-                                      "seq", "hidden", "heads", "ffn", "rows", "cols", "step", "lr"},
+                                      "seq", "hidden", "heads", "ffn", "rows", "cols", "step", "lr", "norm"},
                                      {"no-check", "quiet", "timeline-noc", "no-wall-time", "forward-only", "no-causal"}, {"set", "fault"}));
         if (cmd == "plot") return cmd_plot(argc, argv);
         if (cmd == "sweep")

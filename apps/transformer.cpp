@@ -12,11 +12,11 @@ namespace trnsim::app {
 
 const char* const TRANSFORMER_USAGE = R"(
 trnsim run --workload attention|mlp|decoder|adam [--preset NAME | --config FILE] [--set key.path=value ...]
-           [--seq S] [--hidden H] [--heads N] [--ffn F] [--forward-only] [--no-causal]
+           [--seq S] [--hidden H] [--heads N] [--ffn F] [--norm rms|layer] [--forward-only] [--no-causal]
            [--rows R] [--cols C] [--step T] [--lr LR] [--seed S] [--no-check] [--stats FILE.json] [--quiet]
   transformer workloads on core 0 (docs/vector_engine.md), checked against an FP64 golden model:
   attention: multi-head attention (QK^T, causal softmax, PV, output projection); mlp: SwiGLU MLP;
-  decoder: a pre-norm decoder layer (RMS norm, attention, MLP, residuals) forward and backward;
+  decoder: a pre-norm decoder layer (RMS or layer norm, attention, MLP, residuals) forward and backward;
   adam: one Adam step on an R x C parameter tensor.  defaults: --seq 64 --hidden 64 --heads 4 --ffn 128
   (S, H, F <= 128: one partition tile), --rows 128 --cols 1024 --step 10 --lr 1e-3
 )";
@@ -69,6 +69,9 @@ int cmd_transformer(const args& a, const platform::platform_config& cfg, const s
     s.seed = a.u64("seed", s.seed);
     s.backward = !a.has("forward-only");
     s.causal = !a.has("no-causal");
+    const std::string norm = a.str("norm", "rms");
+    if (norm != "rms" && norm != "layer") throw usage_error("--norm: '" + norm + "' is not rms or layer");
+    s.layer_norm = norm == "layer";
     try {
         tb::validate(s, cfg.chip);
     } catch (const std::invalid_argument& e) {
@@ -92,9 +95,9 @@ int cmd_transformer(const args& a, const platform::platform_config& cfg, const s
         o << fmt("  workload        Adam step %u on a %u x %u FP32 tensor (lr %g, betas %g %g, eps %g)\n", s.step, s.rows,
                  s.cols, double(s.lr), double(s.beta1), double(s.beta2), double(s.adam_eps));
     else
-        o << fmt("  workload        %s%s: seq %u, hidden %u, heads %u (head dim %u), ffn %u, FP32, %s mask\n", workload.c_str(),
+        o << fmt("  workload        %s%s: seq %u, hidden %u, heads %u (head dim %u), ffn %u, %s norm, FP32, %s mask\n", workload.c_str(),
                  s.kind == tb::transformer_kind::decoder ? (s.backward ? " forward + backward" : " forward") : "",
-                 s.seq, s.hidden, s.heads, s.heads ? s.hidden / s.heads : 0, s.ffn, s.causal ? "causal" : "no");
+                 s.seq, s.hidden, s.heads, s.heads ? s.hidden / s.heads : 0, s.ffn, s.layer_norm ? "layer" : "RMS", s.causal ? "causal" : "no");
     o << fmt("  instructions    %llu MATMUL, %llu VECTOR, %llu SCALAR, %llu DMA; SBUF %llu B per partition\n",
              (unsigned long long)r.te_instructions, (unsigned long long)r.vector_instructions,
              (unsigned long long)r.scalar_instructions, (unsigned long long)r.dma_instructions,
@@ -124,7 +127,7 @@ int cmd_transformer(const args& a, const platform::platform_config& cfg, const s
         j["config"] = cfg.source;
         j["preset"] = cfg.preset;
         j["workload"] = {{"name", workload}, {"seq", s.seq}, {"hidden", s.hidden}, {"heads", s.heads}, {"ffn", s.ffn},
-                         {"backward", s.backward}, {"causal", s.causal}, {"rows", s.rows}, {"cols", s.cols}, {"seed", s.seed}};
+                         {"backward", s.backward}, {"causal", s.causal}, {"norm", norm}, {"rows", s.rows}, {"cols", s.cols}, {"seed", s.seed}};
         nlohmann::json checks = nlohmann::json::array();
         for (const auto& k : r.checks)
             checks.push_back({{"tensor", k.name}, {"rel_err", k.rel_err}, {"max_abs_err", k.max_abs_err},

@@ -23,17 +23,19 @@ struct decoder_weights {
     mat wq, wk, wv, wo;  // H x H
     mat w1, w3;          // H x F (gate, up)
     mat w2;              // F x H (down)
-    mat g1, g2;          // 1 x H (RMS norm gains)
+    mat g1, g2;          // 1 x H (norm gains)
+    mat b1, b2;          // 1 x H (layer norm biases; unused by RMS norm)
+    bool layer_norm = false;  // LayerNorm (x - mean) / sqrt(var + eps) g + b instead of RMSNorm x / rms(x) g
 };
 struct decoder_grads {
-    mat dx, dwq, dwk, dwv, dwo, dw1, dw2, dw3, dg1, dg2;
+    mat dx, dwq, dwk, dwv, dwo, dw1, dw2, dw3, dg1, dg2, db1, db2;
 };
 
 // y = MHA(x) = concat_h softmax(Q_h K_h^T / sqrt(d) + mask) V_h  Wo, Q = x Wq, K = x Wk, V = x Wv.
 mat attention(const mat& x, const decoder_weights& w, uint32_t heads, bool causal);
 // y = (silu(x W1) * (x W3)) W2.
 mat mlp(const mat& x, const decoder_weights& w);
-// Pre-norm decoder layer: x2 = x + MHA(rmsnorm(x) g1); y = x2 + MLP(rmsnorm(x2) g2). With dy, also the gradients
+// Pre-norm decoder layer: x2 = x + MHA(norm(x) g1); y = x2 + MLP(norm(x2) g2) (norm: RMS or layer norm). With dy, also the gradients
 // of sum(y * dy) with respect to x and every weight.
 mat decoder(const mat& x, const decoder_weights& w, uint32_t heads, bool causal, double eps, const mat* dy,
             decoder_grads* grads);

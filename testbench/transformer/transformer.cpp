@@ -117,25 +117,36 @@ struct compiler {
         return t;
     }
 
-    // RMS norm over the free dimension of a token-major x (S x H): h = x * r * g, r = 1/sqrt(mean(x^2) + eps).
+    // RMS norm (or layer norm) over the free dimension of a token-major x (S x H):
+    //   RMS:   h = x r g,            r = 1 / sqrt(mean(x^2) + eps)
+    //   layer: h = (x - mean) r g + b, r = 1 / sqrt(var + eps)
     struct rms_saved {
         tile xn, r;
     };
-    tile rmsnorm(const tile& x, const tile& g, rms_saved& st, const std::string& n) {
+    tile rmsnorm(const tile& x, const tile& g, const tile& b, rms_saved& st, const std::string& n) {
         const uint32_t S = x.parts, H = x.free;
+        tile xc = x;
+        if (s.layer_norm) {
+            tile sum = kb.sbuf(S, 1, n + ".sum"), mu = kb.sbuf(S, 1, n + ".mean");
+            xc = kb.sbuf(S, H, n + ".xc");
+            kb.unary(vop::reduce_sum_free, sum, x);
+            kb.unary(vop::scale_bias, mu, sum, 1.0f / float(H));
+            kb.binary(vop::sub, xc, x, mu, bcast::column);
+        }
         tile sq = kb.sbuf(S, H, n + ".sq"), ss = kb.sbuf(S, 1, n + ".ss");
         st.r = kb.sbuf(S, 1, n + ".r");
         st.xn = kb.sbuf(S, H, n + ".xn");
         tile h = kb.sbuf(S, H, n + ".h");
-        kb.binary(vop::mul, sq, x, x);
+        kb.binary(vop::mul, sq, xc, xc);
         kb.unary(vop::reduce_sum_free, ss, sq);
         kb.act(st.r, ss, act_fn::rsqrt, 1.0f / float(H), s.eps);
-        kb.binary(vop::mul, st.xn, x, st.r, bcast::column);
+        kb.binary(vop::mul, st.xn, xc, st.r, bcast::column);
         kb.binary(vop::mul, h, st.xn, g, bcast::row);
+        if (s.layer_norm) kb.binary(vop::add, h, h, b, bcast::row);
         return h;
     }
-    // dx of the RMS norm from dh (S x H, SBUF or PSUM); dg (1 x H) = sum over tokens of dh * xn.
-    tile rmsnorm_backward(const tile& dh, const tile& g, const rms_saved& st, tile& dg, const std::string& n) {
+    // dx of the norm from dh (S x H, SBUF or PSUM); dg (1 x H) = sum over tokens of dh * xn, db = sum of dh.
+    tile rmsnorm_backward(const tile& dh, const tile& g, const rms_saved& st, tile& dg, tile& db, const std::string& n) {
         const uint32_t S = dh.parts, H = dh.free;
         tile t = kb.sbuf(S, H, n + ".dh_xn"), dxn = kb.sbuf(S, H, n + ".dxn"), u = kb.sbuf(S, H, n + ".u");
         tile c = kb.sbuf(S, 1, n + ".c"), w = kb.sbuf(S, H, n + ".w"), v = kb.sbuf(S, H, n + ".v");
@@ -148,6 +159,14 @@ struct compiler {
         kb.unary(vop::reduce_sum_free, c, u);
         kb.binary(vop::mul, w, st.xn, c, bcast::column);
         kb.binary(vop::axpby, v, dxn, w, bcast::none, 1.0f, -1.0f / float(H));  // dxn - xn * mean(dxn * xn)
+        if (s.layer_norm) {  // - mean(dxn)
+            db = kb.sbuf(1, H, n + ".db");
+            kb.unary(vop::reduce_sum_part, db, dh);
+            tile a = kb.sbuf(S, 1, n + ".a");
+            kb.unary(vop::reduce_sum_free, a, dxn);
+            kb.unary(vop::scale_bias, a, a, 1.0f / float(H));
+            kb.binary(vop::sub, v, v, a, bcast::column);
+        }
         kb.binary(vop::mul, dx, v, st.r, bcast::column);
         return dx;
     }
@@ -308,6 +327,7 @@ struct compiler {
 
     void decoder() {
         tile x = load("x"), g1 = load("g1"), g2 = load("g2");
+        tile b1 = s.layer_norm ? load("b1") : tile{}, b2 = s.layer_norm ? load("b2") : tile{};
         tile wq = load("Wq"), wk = load("Wk"), wv = load("Wv"), wo = load("Wo");
         tile w1 = load("W1"), w3 = load("W3"), w2 = load("W2");
         tile mask = s.causal ? load("mask") : tile{};
@@ -315,11 +335,11 @@ struct compiler {
         rms_saved n1, n2;
         attn_saved at;
         mlp_saved ml;
-        tile h1 = rmsnorm(x, g1, n1, "norm1");
+        tile h1 = rmsnorm(x, g1, b1, n1, "norm1");
         tile a_ps = attention(h1, wq, wk, wv, wo, mask, at);
         tile x2 = kb.sbuf(S, H, "x2");
         kb.binary(vop::add, x2, x, a_ps);
-        tile h2 = rmsnorm(x2, g2, n2, "norm2");
+        tile h2 = rmsnorm(x2, g2, b2, n2, "norm2");
         tile m_ps = mlp(h2, w1, w3, w2, ml);
         tile y = kb.sbuf(S, H, "y");
         kb.binary(vop::add, y, x2, m_ps);
@@ -328,16 +348,18 @@ struct compiler {
         tile dy = load("dy");
         tile dyT = transpose(dy, "dyT");
         tile dh2_ps = mlp_backward(dy, dyT, w1, w3, w2, ml);
-        tile dg2;
-        tile dxn2 = rmsnorm_backward(dh2_ps, g2, n2, dg2, "norm2.bwd");
+        tile dg2, db2;
+        tile dxn2 = rmsnorm_backward(dh2_ps, g2, n2, dg2, db2, "norm2.bwd");
         store("dg2", dg2);
+        if (s.layer_norm) store("db2", db2);
         tile dx2 = kb.sbuf(S, H, "dx2");
         kb.binary(vop::add, dx2, dy, dxn2);
         tile dx2T = transpose(dx2, "dx2T");
         tile dh1_ps = attention_backward(dx2, dx2T, wq, wk, wv, wo, at);
-        tile dg1;
-        tile dxn1 = rmsnorm_backward(dh1_ps, g1, n1, dg1, "norm1.bwd");
+        tile dg1, db1;
+        tile dxn1 = rmsnorm_backward(dh1_ps, g1, n1, dg1, db1, "norm1.bwd");
         store("dg1", dg1);
+        if (s.layer_norm) store("db1", db1);
         tile dx = kb.sbuf(S, H, "dx");
         kb.binary(vop::add, dx, dx2, dxn1);
         store("dx", dx);
@@ -446,6 +468,10 @@ transformer_result run_transformer(const platform::platform_config& cfg, const t
         if (s.kind == transformer_kind::decoder) {
             input("g1", 1, H, 0.8, 1.2);
             input("g2", 1, H, 0.8, 1.2);
+            if (s.layer_norm) {
+                input("b1", 1, H, -0.2, 0.2);
+                input("b2", 1, H, -0.2, 0.2);
+            }
             if (s.backward) input("dy", S, H, -1, 1);
         }
         output("y", S, H);
@@ -457,6 +483,10 @@ transformer_result run_transformer(const platform::platform_config& cfg, const t
             output("dW2", F, H);
             output("dg1", 1, H);
             output("dg2", 1, H);
+            if (s.layer_norm) {
+                output("db1", 1, H);
+                output("db2", 1, H);
+            }
         }
     }
     if (hbm.next - cc.hbm_base > cc.hbm.capacity_bytes)
@@ -496,6 +526,8 @@ transformer_result run_transformer(const platform::platform_config& cfg, const t
             if (s.kind == transformer_kind::decoder) {
                 w.g1 = get("g1");
                 w.g2 = get("g2");
+                w.layer_norm = s.layer_norm;
+                if (s.layer_norm) w.b1 = get("b1"), w.b2 = get("b2");
                 golden::decoder_grads gr;
                 golden::mat dy;
                 if (s.backward) dy = get("dy");
@@ -504,6 +536,7 @@ transformer_result run_transformer(const platform::platform_config& cfg, const t
                     want["dx"] = gr.dx, want["dWq"] = gr.dwq, want["dWk"] = gr.dwk, want["dWv"] = gr.dwv;
                     want["dWo"] = gr.dwo, want["dW1"] = gr.dw1, want["dW2"] = gr.dw2, want["dW3"] = gr.dw3;
                     want["dg1"] = gr.dg1, want["dg2"] = gr.dg2;
+                    if (s.layer_norm) want["db1"] = gr.db1, want["db2"] = gr.db2;
                 }
             }
         }

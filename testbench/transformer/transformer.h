@@ -24,7 +24,8 @@ struct transformer_spec {
     uint32_t seq = 64, hidden = 64, heads = 4, ffn = 128;  // S, H, N (head dim H / N), F
     bool backward = true;     // decoder: forward and backward (false: forward only)
     bool causal = true;       // attention mask
-    float eps = 1e-5f;        // RMS norm
+    bool layer_norm = false;  // decoder: LayerNorm (with bias) instead of RMSNorm
+    float eps = 1e-5f;        // norm epsilon
     // adam: a rows x cols parameter tensor
     uint32_t rows = 128, cols = 1024;
     float lr = 1e-3f, beta1 = 0.9f, beta2 = 0.999f, adam_eps = 1e-8f;
