@@ -15,6 +15,7 @@
 #include "apps/observers.h"
 #include "apps/report.h"
 #include "apps/sweep.h"
+#include "apps/transformer.h"
 #include "platforms/config/platform_config.h"
 #include "platforms/single_chip/factories.h"
 #include "testbench/gemm/gemm_run.h"
@@ -103,7 +104,8 @@ int cmd_list(const app::args& a) {
         std::cout << "  " << p << (desc.empty() ? "" : "  - " + desc) << "\n";
     }
     std::cout << "workloads:\n  gemm     - C[MxN] = A[MxK] * B[KxN] (--m --k --n --dtype --seed)\n"
-                 "  program  - hand-written instruction streams from a file (--program FILE.json)\n";
+                 "  program  - hand-written instruction streams from a file (--program FILE.json)\n"
+                 "  attention, mlp, decoder, adam - transformer kernels on one core (--seq --hidden --heads --ffn)\n";
     std::cout << "fault targets: " << platform::fault_targets_help() << "\n";
     std::cout << "tensor engine back ends: tlm" << (platform::rtl_available() ? ", rtl (" + platform::rtl_sizes() + ")" : "")
               << "\n";
@@ -112,7 +114,7 @@ int cmd_list(const app::args& a) {
 
 int cmd_run(const app::args& a) {
     std::string workload = a.str("workload", "gemm");
-    if (workload != "gemm" && workload != "program")
+    if (workload != "gemm" && workload != "program" && !app::is_transformer_workload(workload))
         throw app::usage_error("unknown workload '" + workload + "' (trnsim list shows the workloads)");
     if (a.has("stats")) {
         try {
@@ -124,6 +126,7 @@ int cmd_run(const app::args& a) {
     tb::sim_options so = sim_opts(a);
     auto cfg = load_cfg(a);
     if (workload == "program") return cmd_program(a, cfg);
+    if (app::is_transformer_workload(workload)) return app::cmd_transformer(a, cfg, workload);
     if (a.has("program")) throw app::usage_error("--program applies to --workload program");
     tb::gemm_spec g;
     g.m = a.u64("m", g.m);
@@ -174,7 +177,7 @@ int sc_main(int argc, char** argv) {
     std::string cmd = argc > 1 ? argv[1] : "help";
     try {
         if (cmd == "help" || cmd == "--help" || cmd == "-h") {
-            std::cout << USAGE << app::SWEEP_USAGE << app::COSIM_USAGE;
+            std::cout << USAGE << app::TRANSFORMER_USAGE << app::SWEEP_USAGE << app::COSIM_USAGE;
             return argc > 1 ? 0 : 2;
         }
         if (cmd == "hbm") return tb::hbm_trace_main(argc - 1, argv + 1);
@@ -183,8 +186,9 @@ int sc_main(int argc, char** argv) {
             return cmd_run(app::args(argc, argv, 2,
                                      {"preset", "config", "set", "workload", "m", "k", "n", "dtype", "seed", "stats",
                                       "wall-limit", "config-dir", "timeline", "timeline-max-events",
-                                      "timeline-window", "vcd", "wave", "fault", "program", "stall-limit-us"},
-                                     {"no-check", "quiet", "timeline-noc", "no-wall-time"}, {"set", "fault"}));
+                                      "timeline-window", "vcd", "wave", "fault", "program", "stall-limit-us",
+                                      "seq", "hidden", "heads", "ffn", "rows", "cols", "step", "lr", "norm"},
+                                     {"no-check", "quiet", "timeline-noc", "no-wall-time", "forward-only", "no-causal"}, {"set", "fault"}));
         if (cmd == "plot") return cmd_plot(argc, argv);
         if (cmd == "cosim") return app::cmd_cosim(app::args(argc, argv, 2, app::COSIM_OPTIONS, {}));
         if (cmd == "sweep")

@@ -5,6 +5,7 @@
 #include "models/dma/dma_config.h"
 #include "models/sram/sram_config.h"
 #include "models/tensor_engine/te_config.h"
+#include "models/vector_engine/ve_config.h"
 
 namespace trnsim::core {
 
@@ -13,6 +14,8 @@ struct core_config {
     sram::sram_config sbuf;
     sram::sram_config psum;
     dma::dma_config dma;
+    ve::ve_config vector;  // chip.core.vector
+    ve::ve_config scalar;  // chip.core.scalar (scalar = true)
     // Core-local address map (the chip maps the whole window at core_base + i * core_stride).
     uint64_t sbuf_base = 0;
     uint64_t psum_base = 0x40000000;

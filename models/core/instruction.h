@@ -1,4 +1,5 @@
-// A NeuronCore's instruction streams: one queue for the Tensor Engine and several DMA queues. Engines synchronise
+// A NeuronCore's instruction streams: one queue for the Tensor Engine, several DMA queues, one for the Vector Engine
+// and one for the Scalar Engine. Engines synchronise
 // through counting semaphores: an instruction waits until each named semaphore has reached a value, runs, and adds
 // one to its signal semaphore when it completes.
 #pragma once
@@ -8,10 +9,11 @@
 
 #include "models/dma/dma_descriptor.h"
 #include "models/tensor_engine/matmul_args.h"
+#include "models/vector_engine/vec_args.h"
 
 namespace trnsim::core {
 
-enum class opcode : uint8_t { dma, matmul };
+enum class opcode : uint8_t { dma, matmul, vector, scalar };
 
 struct sem_wait {
     uint32_t sem = 0;
@@ -24,14 +26,17 @@ struct instruction {
     int32_t signal = -1;                 // semaphore incremented on completion (-1: none)
     dma::dma_descriptor dma;             // op == dma (chip-global addresses)
     te::matmul_args mm;                  // op == matmul (core-local addresses)
+    ve::vec_args vec;                    // op == vector / scalar (core-local addresses)
 };
 
 struct core_program {
     uint32_t semaphores = 0;
     std::vector<instruction> te;                    // Tensor Engine queue
     std::vector<std::vector<instruction>> dma;      // DMA queues
+    std::vector<instruction> vector;                // Vector Engine queue
+    std::vector<instruction> scalar;                // Scalar Engine queue
     bool empty() const {
-        if (!te.empty()) return false;
+        if (!te.empty() || !vector.empty() || !scalar.empty()) return false;
         for (auto& q : dma)
             if (!q.empty()) return false;
         return true;

@@ -8,12 +8,15 @@ namespace trnsim::core {
 neuron_core::neuron_core(sc_core::sc_module_name name, const core_config& cfg, te::te_backend_if& backend,
                          const std::vector<tlmx::fault_spec>& faults)
     : sc_module(name), local("local"), sbuf("sbuf", cfg.sbuf), psum("psum", cfg.psum), m_cfg(cfg),
-      m_te("te", cfg.te, backend), m_stats(basename()) {
+      m_te("te", cfg.te, backend), m_ve("vector", cfg.vector, cfg.sbuf.partitions),
+      m_se("scalar", cfg.scalar, cfg.sbuf.partitions), m_stats(basename()) {
     local.map(cfg.sbuf_base, cfg.sbuf.size(), 0, std::string(basename()) + ".sbuf");
     local.map(cfg.psum_base, cfg.psum.size(), 1, std::string(basename()) + ".psum");
     local.out.bind(sbuf.in);
     local.out.bind(psum.in);
     m_te.out.bind(local.in);
+    m_ve.out.bind(local.in);
+    m_se.out.bind(local.in);
     const auto all_engines = tlmx::faults_under(faults, "dma");  // "dma" (every engine) and "dmaN"
     for (uint32_t e = 0; e < cfg.dma.engines; ++e) {
         std::vector<tlmx::fault_spec> mine;
@@ -34,6 +37,8 @@ neuron_core::neuron_core(sc_core::sc_module_name name, const core_config& cfg, t
     m_stats.add(m_checksums);
     m_stats.add(m_checksum_bytes);
     m_stats.add(m_te.stats());
+    m_stats.add(m_ve.stats());
+    m_stats.add(m_se.stats());
     m_stats.add(sbuf.stats());
     m_stats.add(psum.stats());
     m_stats.add(local.stats());
@@ -69,12 +74,26 @@ void neuron_core::load(core_program prog) {
             std::string why = dma::validate(in.dma, m_cfg.dma.align_bytes);
             if (!why.empty()) fail(qn, i, "bad descriptor " + dma::to_string(in.dma) + ": " + why);
         }
+    auto check_vec = [&](const std::string& qn, const std::vector<instruction>& q, opcode op, const ve::vector_engine& e) {
+        for (size_t i = 0; i < q.size(); ++i) {
+            const auto& in = q[i];
+            if (in.op != op) fail(qn, i, "the " + qn + " queue runs only " + (op == opcode::vector ? "VECTOR" : "SCALAR") + " instructions");
+            check_sync(qn, i, in);
+            std::string why = e.check(in.vec);
+            if (!why.empty()) fail(qn, i, why);
+        }
+    };
+    check_vec("vector", prog.vector, opcode::vector, m_ve);
+    check_vec("scalar", prog.scalar, opcode::scalar, m_se);
     m_prog = std::move(prog);
     m_sems = std::vector<semaphore>(m_prog.semaphores);
     m_in_flight_signals.assign(m_prog.semaphores, 0);
     m_queues.clear();
     m_queues.push_back({"te", &m_prog.te});
     for (size_t q = 0; q < m_prog.dma.size(); ++q) m_queues.push_back({"dma_queue" + std::to_string(q), &m_prog.dma[q]});
+    const size_t vq = m_queues.size();
+    m_queues.push_back({"vector", &m_prog.vector});
+    m_queues.push_back({"scalar", &m_prog.scalar});
     // Spawned processes are named after the core (load() may run outside the module's construction context).
     std::string prefix = name();
     for (auto& ch : prefix)
@@ -83,6 +102,12 @@ void neuron_core::load(core_program prog) {
     for (size_t q = 0; q < m_prog.dma.size(); ++q)
         sc_core::sc_spawn(sc_bind(&neuron_core::dma_thread, this, q + 1),
                           (prefix + "_dma_queue" + std::to_string(q)).c_str());
+    if (!m_prog.vector.empty())
+        sc_core::sc_spawn(sc_bind(&neuron_core::vec_thread, this, vq, std::ref(m_ve), opcode::vector),
+                          (prefix + "_vector_queue").c_str());
+    if (!m_prog.scalar.empty())
+        sc_core::sc_spawn(sc_bind(&neuron_core::vec_thread, this, vq + 1, std::ref(m_se), opcode::scalar),
+                          (prefix + "_scalar_queue").c_str());
 }
 
 void neuron_core::wait_for(queue_state& q, const instruction& in) {
@@ -129,6 +154,20 @@ void neuron_core::dma_thread(size_t queue) {
         const instruction& in = (*q.instrs)[q.pc];
         wait_for(q, in);
         run_dma(queue, q, in);
+    }
+}
+
+void neuron_core::vec_thread(size_t queue, ve::vector_engine& eng, opcode) {
+    queue_state& q = m_queues[queue];
+    for (; q.pc < q.instrs->size(); ++q.pc) {
+        const instruction& in = (*q.instrs)[q.pc];
+        wait_for(q, in);
+        if (in.signal >= 0) ++m_in_flight_signals[size_t(in.signal)];
+        const sc_core::sc_time t0 = sc_core::sc_time_stamp();
+        eng.execute(in.vec);
+        ++m_vec_done;
+        if (!m_observers.empty()) m_observers.notify({this, queue, &q.name, q.pc, &in, t0, sc_core::sc_time_stamp()});
+        signal(in.signal);
     }
 }
 
@@ -205,7 +244,7 @@ std::vector<std::string> neuron_core::stuck() const {
 }
 
 uint64_t neuron_core::progress() const {
-    uint64_t n = uint64_t(m_dma_instructions.value()) + m_te_done;
+    uint64_t n = uint64_t(m_dma_instructions.value()) + m_te_done + m_vec_done;
     for (const auto& d : dma) n += d->bytes_landed();
     return n;
 }

@@ -12,6 +12,7 @@
 #include "models/dma/dma_engine.h"
 #include "models/sram/sram.h"
 #include "models/tensor_engine/tensor_engine.h"
+#include "models/vector_engine/vector_engine.h"
 #include "tlm/observer.h"
 #include "tlm/fault.h"
 #include "tlm/router.h"
@@ -25,7 +26,7 @@ class neuron_core;
 // signalled. DMA instructions of one queue overlap (the queue issues the next while earlier ones move).
 struct queue_event {
     const neuron_core* core;
-    size_t queue;       // 0 = te, 1.. = dma queues
+    size_t queue;       // 0 = te, 1.. = dma queues, then vector, scalar
     const std::string* queue_name;
     size_t index;       // instruction number in its queue
     const instruction* in;
@@ -44,6 +45,8 @@ public:
     neuron_core(sc_core::sc_module_name name, const core_config& cfg, te::te_backend_if& backend,
                 const std::vector<tlmx::fault_spec>& faults = {});
     te::tensor_engine& te() { return m_te; }
+    ve::vector_engine& vector() { return m_ve; }
+    ve::vector_engine& scalar() { return m_se; }
 
     // Loads the instruction streams (before simulation). Throws std::invalid_argument naming the queue and the
     // instruction index for anything the core cannot run.
@@ -76,18 +79,21 @@ private:
     void signal(int32_t sem);
     void te_thread();
     void dma_thread(size_t queue);
+    void vec_thread(size_t queue, ve::vector_engine& eng, opcode op);
     void run_dma(size_t queue, const queue_state& q, const instruction& in);
     void verify(const std::string& where, const dma::dma_descriptor& d, const dma::checksum_state& c);
 
     const core_config& m_cfg;
     te::tensor_engine m_te;
+    ve::vector_engine m_ve, m_se;
     core_program m_prog;
     std::vector<semaphore> m_sems;
-    std::vector<queue_state> m_queues;  // [0] = te, [1..] = dma queues
+    std::vector<queue_state> m_queues;  // [0] = te, [1..] = dma queues, then vector, scalar
     uint32_t m_next_engine = 0;
     tlmx::observer_list<queue_event> m_observers;
     std::vector<std::unique_ptr<sc_core::sc_signal<uint64_t, sc_core::SC_UNCHECKED_WRITERS>>> m_sem_waves;
     uint64_t m_te_done = 0;  // MATMULs completed
+    uint64_t m_vec_done = 0; // VECTOR and SCALAR instructions completed
     std::vector<uint64_t> m_in_flight_signals;  // per semaphore: issued instructions that will signal it
     sc_core::sc_time m_last_completion;
     stats::group m_stats;

@@ -136,6 +136,17 @@ energy::energy_config parse_energy(const node& n) {
     return c;
 }
 
+// chip.core.vector / chip.core.scalar (docs/vector_engine.md).
+ve::ve_config parse_ve(const node& n, ve::ve_config c) {
+    c.clock_ghz = n.get_double("clock_ghz", c.clock_ghz, 0.01, 10);
+    c.elements_per_cycle = uint32_t(n.get_uint("elements_per_cycle", c.elements_per_cycle, 1, 1 << 16));
+    c.lanes = uint32_t(n.get_uint("lanes", c.lanes, 1, 4096));
+    c.pipeline_latency = uint32_t(n.get_uint("pipeline_latency", c.pipeline_latency, 0, 1 << 20));
+    c.static_overhead_cycles = uint32_t(n.get_uint("static_overhead_cycles", c.static_overhead_cycles, 0, 1 << 20));
+    n.finish();
+    return c;
+}
+
 core::core_config parse_core(const node& n) {
     core::core_config c;
     c.te = parse_te(n.child("te"));
@@ -148,6 +159,12 @@ core::core_config parse_core(const node& n) {
     psum_def.accumulate = true;
     c.psum = parse_sram(n.child("psum"), psum_def);
     c.dma = parse_dma(n.child("dma"));
+    c.vector = parse_ve(n.child("vector"), ve::ve_config{});
+    ve::ve_config scalar_def;  // Trainium2 Scalar Engine: 1.2 GHz, 128 elem/cycle (trainium-facts.md, NKI2/NC3)
+    scalar_def.clock_ghz = 1.2;
+    scalar_def.elements_per_cycle = 128;
+    scalar_def.scalar = true;
+    c.scalar = parse_ve(n.child("scalar"), scalar_def);
     // Consistency: K lives on SBUF partitions, M on PSUM partitions, one moving tile's results fit a PSUM partition.
     if (c.sbuf.partitions < c.te.rows)
         n.child("sbuf").fail("partitions", std::to_string(c.sbuf.partitions) + " partitions cannot feed " +
@@ -373,7 +390,7 @@ platform_config parse_platform(const nlohmann::json& j, const std::string& sourc
     sim.finish();
     // Timing-only runs: every model skips its data path, nothing else changes.
     p.chip.core.te.functional = p.chip.core.sbuf.functional = p.chip.core.psum.functional = p.chip.hbm.functional =
-        p.functional;
+        p.chip.core.vector.functional = p.chip.core.scalar.functional = p.functional;
     p.chip.core.dma.checksum = p.chip.core.dma.checksum && p.functional;  // no data, nothing to check
     root.finish();
     p.source = j;

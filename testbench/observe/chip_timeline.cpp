@@ -1,5 +1,7 @@
 #include "testbench/observe/chip_timeline.h"
 
+#include "models/vector_engine/ve_kernels.h"
+
 #include <map>
 #include <memory>
 
@@ -46,6 +48,10 @@ void chip_timeline::attach(platform::chip& chip, uint32_t pid) {
                 args.num("bytes", d.total_bytes()).hex("src", d.src).hex("dst", d.dst);
                 args.num("rows", uint64_t(d.rows)).num("planes", uint64_t(d.planes));
                 name = "DMA";
+            } else if (e.in->op == core::opcode::vector || e.in->op == core::opcode::scalar) {
+                const auto& v = e.in->vec;
+                args.num("parts", uint64_t(v.parts)).num("free", uint64_t(v.free)).num("tag", v.tag);
+                name = std::string(e.in->op == core::opcode::vector ? "VECTOR " : "SCALAR ") + ve::name_of(v.op);
             } else {
                 args.num("tile", e.in->mm.tag);
             }

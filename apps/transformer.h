@@ -1,0 +1,15 @@
+// trnsim run --workload attention|mlp|decoder|adam: the transformer workloads (testbench/transformer/).
+#pragma once
+#include <string>
+
+#include "apps/args.h"
+#include "platforms/config/platform_config.h"
+
+namespace trnsim::app {
+
+bool is_transformer_workload(const std::string& workload);
+extern const char* const TRANSFORMER_USAGE;
+// Runs the workload, prints the report (and --stats JSON); returns the exit status (0 pass, 1 failed check).
+int cmd_transformer(const args& a, const platform::platform_config& cfg, const std::string& workload);
+
+} // namespace trnsim::app
