@@ -19,19 +19,19 @@ fabric_router::fabric_router(sc_core::sc_module_name name, uint32_t chip, uint32
     m_stats.add(m_errors);
 }
 
-void fabric_router::bind_local(tlm::tlm_target_socket<>& t) {
+void fabric_router::bind_local(target_socket& t) {
     sc_assert(m_local < 0);
     out.bind(t);
     m_local = m_bound++;
 }
 
-void fabric_router::bind_port(int port, tlm::tlm_target_socket<>& t) {
+void fabric_router::bind_port(int port, target_socket& t) {
     sc_assert(port >= 0 && port < PORTS && m_port[size_t(port)] < 0);
     out.bind(t);
     m_port[size_t(port)] = m_bound++;
 }
 
-void fabric_router::bind_nic(tlm::tlm_target_socket<>& t) {
+void fabric_router::bind_nic(target_socket& t) {
     sc_assert(m_port[NIC] < 0);
     out.bind(t);
     m_port[NIC] = m_bound++;

@@ -30,10 +30,11 @@ public:
     // `total_chips`: chips of the whole platform.
     fabric_router(sc_core::sc_module_name name, uint32_t chip, uint32_t first_chip, const torus_shape& shape,
                   uint32_t total_chips);
+    using target_socket = tlm::tlm_base_target_socket_b<32, tlm::tlm_fw_transport_if<>, tlm::tlm_bw_transport_if<>>;
     // Binds out to `target` as the local / link `port` / NIC output (call once each, in any order).
-    void bind_local(tlm::tlm_target_socket<>& target);
-    void bind_port(int port, tlm::tlm_target_socket<>& target);
-    void bind_nic(tlm::tlm_target_socket<>& target);
+    void bind_local(target_socket& target);
+    void bind_port(int port, target_socket& target);
+    void bind_nic(target_socket& target);
     // The output a fabric address goes to: LOCAL, a link port 0..5, or NIC.
     static constexpr int NIC = PORTS;
     int decide(uint64_t fabric_addr) const;
