@@ -11,6 +11,7 @@
 #include <systemc>
 
 #include "apps/args.h"
+#include "apps/collective.h"
 #include "apps/observers.h"
 #include "apps/report.h"
 #include "apps/sweep.h"
@@ -31,6 +32,7 @@ commands:
   plot      roofline | pareto | utilisation plots (PNG, SVG) of runs, sweeps and timelines (apps/trnsim_plot.py)
   list      list presets and workloads
   hbm       drive the HBM DRAM model from a trace or a synthetic pattern (trnsim hbm --help)
+  collective  run a collective (allreduce, ...) on a server / cluster platform (trnsim collective --help)
   help      this text
 
 trnsim run [--preset NAME | --config FILE] [--set key.path=value ...] [--workload gemm]
@@ -184,6 +186,7 @@ int sc_main(int argc, char** argv) {
                                       "timeline-window", "vcd", "fault", "program", "stall-limit-us"},
                                      {"no-check", "quiet", "timeline-noc", "no-wall-time"}, {"set", "fault"}));
         if (cmd == "plot") return cmd_plot(argc, argv);
+        if (cmd == "collective") return app::cmd_collective(argc, argv);
         if (cmd == "sweep")
             return app::cmd_sweep(app::args(argc, argv, 2,
                                             {"out", "jobs", "config-dir", "emit", "partition", "time", "max-parallel", "point"},
