@@ -92,9 +92,11 @@ struct step {
 //   reduce_scatter:       input `bytes`, output bytes / n (chip r gets block r);
 //   allgather:            input bytes / n, output `bytes` (chip r's input is block r);
 //   alltoall:             input and output `bytes`, block j of chip i's input lands in block i of chip j's output.
-// bytes must be a multiple of n * size_of(dtype) where the operation splits it in n blocks; algorithms that cannot
-// split evenly (odd sizes) give the first blocks one element more; `chunks` > 1 splits each transfer into that many
-// pipelined pieces.
+// bytes must be a multiple of size_of(dtype); reduce_scatter, allgather and alltoall give every chip a block of the
+// same size, so for them bytes must be a multiple of n * size_of(dtype). allreduce and broadcast take any element
+// count: where a ring splits the data in n blocks that do not divide evenly, the first blocks get one element more.
+// `chunks` > 1 splits each transfer into that many pipelined pieces (element-aligned, the first ones one element
+// longer where they do not divide evenly).
 struct params {
     op o = op::allreduce;
     algo a = algo::ring;
@@ -125,6 +127,11 @@ void validate(const schedule& s);
 struct chip_buffers {
     std::vector<uint8_t> input, output, scratch;
 };
+
+// dst[i] := dst[i] (+) src[i] for n elements of dt, the reduction rule above (FP32 adds in FP32; narrower types
+// decode to FP32, add, round to nearest even). ta, tb: reusable scratch. Executors use it to reduce bit-exactly.
+void reduce_into(numerics::dtype dt, void* dst, const void* src, size_t n, std::vector<float>& ta,
+                 std::vector<float>& tb);
 
 // Executes s on host buffers in step order (a valid topological order). bufs[i] is chip i's; output and scratch are
 // resized to the schedule's sizes.
