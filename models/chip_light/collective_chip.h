@@ -28,8 +28,4 @@ public:
     virtual stats::group& stats() = 0;
 };
 
-// Elementwise dst := dst (+) src of n elements of t, the rounding rule of models/collective/schedule.h: FP32 adds in
-// FP32; narrower types decode to FP32, add once and encode with round to nearest even.
-void reduce_elements(numerics::dtype t, void* dst, const void* src, uint64_t n);
-
 }  // namespace trnsim::chip_light

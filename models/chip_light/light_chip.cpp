@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "models/collective/schedule.h"
 #include "models/link/global_address.h"
 #include "models/link/transfer_ext.h"
 #include "tlm/transport.h"
@@ -11,27 +12,6 @@
 namespace trnsim::chip_light {
 
 using sc_core::sc_time;
-
-void reduce_elements(numerics::dtype t, void* dst, const void* src, uint64_t n) {
-    if (t == numerics::dtype::fp32) {
-        auto* d = static_cast<float*>(dst);
-        const auto* s = static_cast<const float*>(src);
-        for (uint64_t i = 0; i < n; ++i) d[i] += s[i];
-        return;
-    }
-    constexpr uint64_t BLOCK = 4096;
-    float a[BLOCK], b[BLOCK];
-    size_t es = numerics::size_of(t);
-    auto* d = static_cast<uint8_t*>(dst);
-    const auto* s = static_cast<const uint8_t*>(src);
-    for (uint64_t i = 0; i < n; i += BLOCK) {
-        size_t k = size_t(std::min(BLOCK, n - i));
-        numerics::decode(t, d + i * es, a, k);
-        numerics::decode(t, s + i * es, b, k);
-        for (size_t j = 0; j < k; ++j) a[j] += b[j];
-        numerics::encode(t, a, d + i * es, k);
-    }
-}
 
 double light_chip_params::reduce_gbps(numerics::dtype t) const {
     size_t es = numerics::size_of(t);
@@ -165,7 +145,8 @@ uint64_t light_chip::reduce(uint64_t dst_local, uint64_t src_local, uint64_t byt
         m_buf2.resize(bytes);
         st.read(dst_local, m_buf.data(), bytes);
         st.read(src_local, m_buf2.data(), bytes);
-        reduce_elements(t, m_buf.data(), m_buf2.data(), bytes / numerics::size_of(t));
+        // The reference executor's own arithmetic (one rounding per reduce step), so results match bit for bit.
+        collective::reduce_into(t, m_buf.data(), m_buf2.data(), bytes / numerics::size_of(t), m_fa, m_fb);
         st.write(dst_local, m_buf.data(), bytes);
     }
     // FCFS on the reduction engine at its rate for this type (rate changes per call: configure each time).

@@ -6,7 +6,7 @@
 //              cost of a DMA descriptor); a copy streams out of it into the fabric router (cut-through)
 //   reduction  the vector engines doing collective reductions, as a timed delay: rate = min(ve_clock_ghz * lanes(dtype)
 //              * reduce_engines * element size, hbm_gbps / 3 (two reads and one write per element)), FCFS; the data
-//              are really added (reduce_elements) in functional mode
+//              are really added (collective::reduce_into, the reference arithmetic) in functional mode
 #pragma once
 #include <memory>
 #include <vector>
@@ -87,6 +87,7 @@ private:
     tlmx::bw_port m_reduce;
     uint64_t m_reduce_lat_ps;
     std::vector<uint8_t> m_buf, m_buf2;
+    std::vector<float> m_fa, m_fb;
     tlm::tlm_generic_payload m_gp;
     stats::group m_stats;
     stats::counter m_copies{"copies", "count", "DMA transfers"};
