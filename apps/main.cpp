@@ -12,6 +12,7 @@
 
 #include "apps/args.h"
 #include "apps/cosim.h"
+#include "apps/collective.h"
 #include "apps/observers.h"
 #include "apps/report.h"
 #include "apps/sweep.h"
@@ -34,6 +35,7 @@ commands:
   list      list presets and workloads
   hbm       drive the HBM DRAM model from a trace or a synthetic pattern (trnsim hbm --help)
   cosim     co-verify the RTL matrix engine against the TLM model, bit and cycle exact (below)
+  collective  run a collective (allreduce, ...) on a server / cluster platform (trnsim collective --help)
   help      this text
 
 trnsim run [--preset NAME | --config FILE] [--set key.path=value ...] [--workload gemm]
@@ -191,6 +193,7 @@ int sc_main(int argc, char** argv) {
                                      {"no-check", "quiet", "timeline-noc", "no-wall-time", "forward-only", "no-causal"}, {"set", "fault"}));
         if (cmd == "plot") return cmd_plot(argc, argv);
         if (cmd == "cosim") return app::cmd_cosim(app::args(argc, argv, 2, app::COSIM_OPTIONS, {}));
+        if (cmd == "collective") return app::cmd_collective(argc, argv);
         if (cmd == "sweep")
             return app::cmd_sweep(app::args(argc, argv, 2,
                                             {"out", "jobs", "config-dir", "emit", "partition", "time", "max-parallel", "point"},

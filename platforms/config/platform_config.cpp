@@ -380,7 +380,7 @@ platform_config parse_platform(const nlohmann::json& j, const std::string& sourc
     platform_config p;
     p.description = root.get_string("description", "");
     root.get_string("extends", "");  // already resolved by load_platform
-    root.get_string("platform", "single_chip");
+    std::string kind = root.get_choice("platform", "single_chip", {"single_chip", "server", "cluster"});
     p.chip = parse_chip(root.child("chip"));
     node sim = root.child("sim");
     p.functional = sim.get_bool("functional", true);
@@ -392,6 +392,10 @@ platform_config parse_platform(const nlohmann::json& j, const std::string& sourc
     p.chip.core.te.functional = p.chip.core.sbuf.functional = p.chip.core.psum.functional = p.chip.hbm.functional =
         p.chip.core.vector.functional = p.chip.core.scalar.functional = p.functional;
     p.chip.core.dma.checksum = p.chip.core.dma.checksum && p.functional;  // no data, nothing to check
+    p.multichip = parse_multichip(root, kind == "server"    ? platform_kind::server
+                                        : kind == "cluster" ? platform_kind::cluster
+                                                            : platform_kind::single_chip,
+                                  p.functional);
     root.finish();
     p.source = j;
     return p;

@@ -10,6 +10,7 @@
 #include "models/energy/energy_config.h"
 #include "models/hbm/hbm_config.h"
 #include "platforms/config/config_node.h"
+#include "platforms/server/multichip_config.h"
 #include "tlm/fault.h"
 
 namespace trnsim::platform {
@@ -44,6 +45,7 @@ struct platform_config {
     std::string description;
     bool functional = true;   // sim.functional: false = timing only (no data moved or computed, same timing)
     chip_config chip;
+    multichip_config multichip; // "platform": "server" / "cluster": the chips, links and network (multichip_config.h)
     nlohmann::json source;    // the merged JSON it was parsed from (for --stats and reproducibility)
 };
 

@@ -1,0 +1,202 @@
+#include "apps/collective.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/args.h"
+#include "apps/report.h"
+#include "platforms/config/platform_config.h"
+#include "testbench/collective/collective_run.h"
+
+namespace trnsim::app {
+
+const char* COLLECTIVE_USAGE = R"(
+trnsim collective [--platform NAME | --config FILE] [--set key.path=value ...] [--config-dir DIR]
+                  --op allreduce|reduce_scatter|allgather|alltoall|broadcast --bytes SIZE
+                  [--algo ring|bidir_ring|torus|hierarchical|direct] [--dtype fp32|bf16|fp16|...] [--chunks N]
+                  [--root CHIP] [--timing-only] [--check] [--seed S] [--stats FILE.json] [--max-data-gib G] [--quiet]
+  runs one collective on a server / cluster platform (trnsim list: ring-8, torus-4x4, trn2-ultraserver-64,
+  cluster-...); SIZE in bytes, or with a suffix K/KiB, M/MiB, G/GiB (powers of 1024). Prints the simulated time,
+  algbw = bytes / time and busbw = algbw * bus factor (nccl-tests), and link / network port utilisation.
+  defaults: --platform trn2-ultraserver-64 --algo ring --dtype fp32 --chunks 1
+  --timing-only moves no data (same timing); --check compares every element of every chip's output with the
+  reference execution (functional runs; refused above --max-data-gib of real data, default 4)
+)";
+
+namespace {
+
+uint64_t parse_size(const std::string& s) {
+    size_t i = 0;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    std::string num = s.substr(0, i), suf = s.substr(i);
+    if (num.empty() || num.size() > 18) throw usage_error("--bytes: '" + s + "' is not a size (e.g. 4096, 64MiB, 1GiB)");
+    uint64_t v = std::stoull(num), m = 1;
+    if (suf.empty() || suf == "B") m = 1;
+    else if (suf == "K" || suf == "KiB" || suf == "k") m = 1ull << 10;
+    else if (suf == "M" || suf == "MiB") m = 1ull << 20;
+    else if (suf == "G" || suf == "GiB") m = 1ull << 30;
+    else throw usage_error("--bytes: unknown suffix '" + suf + "' in '" + s + "' (K, KiB, M, MiB, G, GiB)");
+    if (v > (~0ull) / m) throw usage_error("--bytes: '" + s + "' is too large");
+    return v * m;
+}
+
+std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 0) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, f, a, b, c, d);
+    return buf;
+}
+
+std::string topo_text(const collective::topology& t) {
+    auto dims = [&] {
+        std::string s = std::to_string(t.dims[0]);
+        if (t.dims[1] > 1 || t.dims[2] > 1) s += "x" + std::to_string(t.dims[1]);
+        if (t.dims[2] > 1) s += "x" + std::to_string(t.dims[2]);
+        return s;
+    };
+    switch (t.k) {
+    case collective::topology::kind::ring: return "ring of " + std::to_string(t.dims[0]);
+    case collective::topology::kind::torus: return dims() + " torus";
+    case collective::topology::kind::cluster:
+        return std::to_string(t.servers) + " servers x " + std::to_string(t.chips_per_server) + " chips (" + dims() +
+               (t.dims[1] > 1 ? " torus" : " ring") + "), switched network";
+    }
+    return "";
+}
+
+}  // namespace
+
+int cmd_collective(int argc, char** argv) {
+    for (int i = 2; i < argc; ++i)
+        if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
+            std::cout << (COLLECTIVE_USAGE + 1);
+            return 0;
+        }
+    args a(argc, argv, 2,
+           {"platform", "config", "set", "config-dir", "op", "bytes", "algo", "dtype", "chunks", "root", "seed",
+            "stats", "max-data-gib", "wall-limit"},
+           {"timing-only", "check", "quiet"}, {"set"});
+    if (!a.positional().empty()) throw usage_error("unexpected argument '" + a.positional()[0] + "'");
+    if (a.has("platform") && a.has("config")) throw usage_error("give --platform or --config, not both");
+    if (!a.has("op")) throw usage_error("--op is required (allreduce, reduce_scatter, allgather, alltoall, broadcast)");
+    if (!a.has("bytes")) throw usage_error("--bytes is required (e.g. 1GiB)");
+    if (a.has("timing-only") && a.has("check")) throw usage_error("--check needs data: it cannot go with --timing-only");
+    if (a.has("stats")) {
+        try {
+            check_writable("--stats", a.str("stats", ""));
+        } catch (const std::invalid_argument& e) {
+            throw usage_error(e.what());
+        }
+    }
+    collective::params p;
+    try {
+        p.o = collective::parse_op(a.str("op", ""));
+        p.a = collective::parse_algo(a.str("algo", "ring"));
+    } catch (const std::invalid_argument& e) {
+        throw usage_error(e.what());
+    }
+    std::string dt = a.str("dtype", "fp32");
+    auto t = numerics::parse_dtype(dt);
+    if (!t) throw usage_error("--dtype: unknown type '" + dt + "' (fp32, tf32, bf16, fp16, fp8_e4m3, fp8_e5m2)");
+    p.dt = *t;
+    p.bytes = parse_size(a.str("bytes", ""));
+    if (p.bytes == 0) throw usage_error("--bytes must be > 0");
+    p.chunks = uint32_t(a.u64("chunks", 1));
+    if (p.chunks == 0 || p.chunks > 1u << 20) throw usage_error("--chunks must be in 1 .. 1048576");
+    p.root = uint32_t(a.u64("root", 0));
+
+    std::vector<std::string> sets = a.list("set");
+    if (a.has("timing-only")) sets.push_back("sim.functional=false");
+    platform::platform_config cfg;
+    std::string what = a.has("config") ? a.str("config", "") : a.str("platform", "trn2-ultraserver-64");
+    if (a.has("config") && what.find('/') == std::string::npos) what = "./" + what;
+    try {
+        cfg = platform::load_platform(what, sets, a.str("config-dir", platform::default_config_dir()));
+    } catch (const std::exception& e) {
+        throw usage_error(std::string("--") + (a.has("config") ? "config" : "platform") + ": " + e.what());
+    }
+    cfg.preset = what;
+    if (cfg.multichip.kind == platform::platform_kind::single_chip)
+        throw usage_error("--platform: '" + what + "' is a single chip; collectives need a server or cluster (" +
+                          "e.g. ring-8, torus-4x4, trn2-ultraserver-64, cluster-4x16)");
+    uint32_t n = cfg.multichip.chips();
+    if (p.o == collective::op::broadcast && p.root >= n)
+        throw usage_error("--root: chip " + std::to_string(p.root) + " does not exist (" + std::to_string(n) + " chips)");
+    if (cfg.functional) {
+        // Real data: every chip holds input, output and scratch (about three times the message), plus the reference.
+        double gib = 6.0 * double(p.bytes) * double(n) / double(1ull << 30);
+        double lim = a.num("max-data-gib", 4);
+        if (gib > lim)
+            throw usage_error("a functional run of " + std::to_string(p.bytes) + " bytes on " + std::to_string(n) +
+                              " chips needs about " + fmt("%.1f", gib) + " GiB of real data (limit --max-data-gib " +
+                              fmt("%g", lim) + "); use --timing-only (same timing, no data)");
+    }
+    tb::collective_options opt;
+    opt.check = a.has("check");
+    opt.seed = a.u64("seed", 1);
+    opt.sim.wall_limit_s = a.num("wall-limit", 0);
+    if (a.has("quiet")) opt.sim.progress_after_s = 0;
+    tb::collective_result r;
+    try {
+        r = tb::run_collective(cfg, p, opt);
+    } catch (const std::invalid_argument& e) {
+        throw usage_error(e.what());
+    }
+
+    std::cout << "collective " << collective::name_of(p.o) << " (" << collective::name_of(p.a) << ") on " << what
+              << ": " << n << " chips, " << topo_text(cfg.multichip.topo) << "\n";
+    std::cout << "  message         " << p.bytes << " bytes " << numerics::name_of(p.dt) << ", chunks " << p.chunks
+              << (cfg.functional ? ", real data" : ", timing only") << "\n";
+    std::cout << "  schedule        " << r.steps << " steps (" << r.copies << " copies, " << r.reduces
+              << " reduces), " << fmt("%.1f", double(r.copy_bytes) / 1048576.0) << " MiB moved by DMA\n";
+    std::cout << "  simulated time  " << fmt("%.3f us", r.sim_ns / 1000.0) << "\n";
+    double bf = collective::bus_factor(p.o, n);
+    std::cout << "  algbw           " << fmt("%.2f GB/s", r.algbw_gbps) << "\n";
+    std::cout << "  busbw           " << fmt("%.2f GB/s (bus factor %.4f)", r.busbw_gbps, bf) << "\n";
+    std::cout << "  utilisation     busy / simulated time per link direction and network port:\n";
+    for (const auto& u : r.util)
+        std::cout << "    " << u.kind << std::string(10 - std::min<size_t>(10, u.kind.size()), ' ')
+                  << fmt("max %5.1f%%  avg %5.1f%%", 100 * u.max, 100 * u.avg) << "  (" << u.count
+                  << (u.kind.rfind("link", 0) == 0 ? " directions" : " ports") << ", "
+                  << fmt("%.1f MiB", double(u.bytes) / 1048576.0) << ", queued " << fmt("%.1f us", u.wait_ns / 1000)
+                  << ")\n";
+    if (r.checked)
+        std::cout << "  check           " << (r.pass ? "PASS" : "FAIL") << ": every element of " << n
+                  << " chips' outputs vs the reference execution"
+                  << (r.pass ? "" : ", " + std::to_string(r.mismatches) + " mismatches, first " + r.first_mismatch)
+                  << "\n";
+    else
+        std::cout << "  check           not checked" << (cfg.functional ? " (--check compares with the reference)" : " (timing only)") << "\n";
+    std::cout << "  wall time       " << fmt("%.3f s simulation, %.3f s schedule build", r.wall_s, r.build_s) << "\n";
+
+    if (a.has("stats")) {
+        nlohmann::json j;
+        j["command"] = "collective";
+        j["platform"] = what;
+        j["op"] = std::string(collective::name_of(p.o));
+        j["algo"] = std::string(collective::name_of(p.a));
+        j["dtype"] = std::string(numerics::name_of(p.dt));
+        j["bytes"] = p.bytes;
+        j["chunks"] = p.chunks;
+        j["chips"] = n;
+        j["functional"] = cfg.functional;
+        j["result"] = {{"sim_ns", r.sim_ns},       {"algbw_gbps", r.algbw_gbps}, {"busbw_gbps", r.busbw_gbps},
+                       {"bus_factor", bf},         {"steps", r.steps},           {"copies", r.copies},
+                       {"reduces", r.reduces},     {"copy_bytes", r.copy_bytes}, {"wall_s", r.wall_s},
+                       {"checked", r.checked},     {"pass", r.pass},             {"mismatches", r.mismatches}};
+        for (const auto& u : r.util)
+            j["utilisation"][u.kind] = {{"count", u.count}, {"max", u.max}, {"avg", u.avg}, {"bytes", u.bytes},
+                                        {"queued_ns", u.wait_ns}};
+        j["stats"] = r.stats;
+        j["config"] = cfg.source;
+        write_file_atomic(a.str("stats", ""), j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    }
+    return r.checked && !r.pass ? 1 : 0;
+}
+
+}  // namespace trnsim::app

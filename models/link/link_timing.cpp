@@ -1,0 +1,42 @@
+#include "models/link/link_timing.h"
+
+namespace trnsim::link {
+
+double link_params::credit_gbps() const { return double(credits) * double(payload_bytes) / rtt_ns(); }
+
+double link_params::effective_gbps() const { return std::min(framing_gbps(), credit_gbps()); }
+
+std::string link_params::check() const {
+    if (!(gbps > 0)) return "gbps must be > 0";
+    if (!(latency_ns >= 0)) return "latency_ns must be >= 0";
+    if (payload_bytes == 0) return "payload_bytes must be > 0";
+    if (credits == 0) return "credits must be > 0";
+    if (!(credit_return_ns >= 0)) return "credit_return_ns must be >= 0";
+    return "";
+}
+
+void direction_timeline::configure(const link_params& p) {
+    m_p = p;
+    m_ps_per_byte = 1000.0 / p.effective_gbps();
+    m_packet_ps = uint64_t(std::llround(p.packet_ns() * 1000.0));
+    m_latency_ps = uint64_t(std::llround(p.latency_ns * 1000.0));
+}
+
+flight direction_timeline::reserve(const flight& in, uint64_t bytes) {
+    uint64_t start = std::max(in.head_ps, m_free_ps);
+    auto occ = uint64_t(std::llround(double(bytes) * m_ps_per_byte));
+    // The last packet: a whole packet unless the transfer is shorter.
+    uint64_t last_pkt = bytes >= m_p.payload_bytes
+                            ? m_packet_ps
+                            : uint64_t(std::llround(double(bytes + m_p.overhead_bytes) * 1000.0 / m_p.gbps));
+    uint64_t end = std::max(start + occ, std::max(in.tail_ps, start) + last_pkt);
+    if (start > in.head_ps) m_wait_ps += start - in.head_ps;
+    m_free_ps = end;
+    m_busy_ps += occ;
+    m_bytes += bytes;
+    m_wire_bytes += m_p.wire_bytes(bytes);
+    ++m_transfers;
+    return flight{start + last_pkt + m_latency_ps, end + m_latency_ps};
+}
+
+} // namespace trnsim::link

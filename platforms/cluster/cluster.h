@@ -1,0 +1,44 @@
+// A multi-chip platform built from config: one server ("platform": "server") or several servers behind the
+// switched network ("platform": "cluster"; chip i's NIC is the network's i-th port). Wiring only.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "models/chip_light/collective_chip.h"
+#include "models/network/switched_network.h"
+#include "platforms/config/platform_config.h"
+#include "platforms/server/server.h"
+
+namespace trnsim::platform {
+
+class multichip_platform : public sc_core::sc_module {
+public:
+    // cfg must outlive the platform; throws std::invalid_argument for a single-chip config.
+    multichip_platform(sc_core::sc_module_name name, const platform_config& cfg);
+
+    uint32_t chips() const { return m_cfg.multichip.chips(); }
+    const collective::topology& topology() const { return m_cfg.multichip.topo; }
+    chip_light::collective_chip& chip(uint32_t id);
+    std::vector<std::unique_ptr<server>> servers;
+    std::unique_ptr<network::switched_network> net;  // clusters only
+
+    // Utilisation of every link direction and network port over `elapsed_ps`.
+    struct utilisation {
+        std::string kind;       // "link_x", "link_y", "link_z", "nic_tx", "nic_rx", "leaf_up", "leaf_down"
+        size_t count = 0;       // resources of that kind
+        double max = 0, avg = 0;  // busy / elapsed
+        uint64_t bytes = 0;
+        double wait_ns = 0;     // total queueing
+    };
+    std::vector<utilisation> utilisation_summary(uint64_t elapsed_ps) const;
+    stats::group& stats() { return m_stats; }
+
+private:
+    const platform_config& m_cfg;
+    stats::group m_stats;
+};
+
+}  // namespace trnsim::platform

@@ -1,0 +1,100 @@
+#include "platforms/server/multichip_config.h"
+
+#include "models/link/global_address.h"
+
+namespace trnsim::platform {
+
+using config::node;
+
+namespace {
+
+link::link_params parse_link(const node& n, link::link_params p) {
+    p.gbps = n.get_double("gbps", p.gbps, 1e-6, 1e6);
+    p.latency_ns = n.get_double("latency_ns", p.latency_ns, 0, 1e9);
+    p.payload_bytes = n.get_uint("payload_bytes", p.payload_bytes, 1, 1u << 30);
+    p.overhead_bytes = n.get_uint("overhead_bytes", p.overhead_bytes, 0, 1u << 30);
+    p.credits = uint32_t(n.get_uint("credits", p.credits, 1, 1u << 30));
+    p.credit_return_ns = n.get_double("credit_return_ns", p.credit_return_ns, 0, 1e9);
+    n.finish();
+    return p;
+}
+
+chip_light::light_chip_params parse_light(const node& n, bool functional) {
+    chip_light::light_chip_params p;
+    p.hbm_bytes = n.get_uint("hbm_gib", p.hbm_bytes >> 30, 1, 4096) << 30;
+    p.hbm_gbps = n.get_double("hbm_gbps", p.hbm_gbps, 1e-3, 1e7);
+    p.hbm_latency_ns = n.get_double("hbm_latency_ns", p.hbm_latency_ns, 0, 1e9);
+    p.dma_gbps = n.get_double("dma_gbps", p.dma_gbps, 1e-3, 1e7);
+    p.dma_latency_ns = n.get_double("dma_latency_ns", p.dma_latency_ns, 0, 1e9);
+    p.ve_clock_ghz = n.get_double("ve_clock_ghz", p.ve_clock_ghz, 1e-3, 100);
+    p.ve_lanes_32bit = uint32_t(n.get_uint("ve_lanes_32bit", p.ve_lanes_32bit, 1, 1u << 20));
+    p.ve_lanes_16bit = uint32_t(n.get_uint("ve_lanes_16bit", p.ve_lanes_16bit, 1, 1u << 20));
+    p.reduce_engines = uint32_t(n.get_uint("reduce_engines", p.reduce_engines, 1, 1024));
+    p.reduce_latency_ns = n.get_double("reduce_latency_ns", p.reduce_latency_ns, 0, 1e9);
+    p.functional = functional;
+    n.finish();
+    return p;
+}
+
+}  // namespace
+
+multichip_config parse_multichip(const node& root, platform_kind kind, bool functional) {
+    multichip_config c;
+    c.kind = kind;
+    if (kind == platform_kind::single_chip) {
+        for (const char* k : {"server", "cluster", "chips"})
+            if (root.has(k)) root.fail(k, "only multi-chip platforms (\"platform\": \"server\" or \"cluster\") have it");
+        return c;
+    }
+    node s = root.child("server");
+    std::string topo = s.get_choice("topology", "torus", {"ring", "torus"});
+    auto dims = s.get_uint_list("dims", {4, 4}, 1, 1u << 20);
+    if (dims.empty() || dims.size() > 3) s.fail("dims", "expected 1 to 3 dimensions");
+    if (topo == "ring" && dims.size() != 1) s.fail("dims", "a ring has one dimension ([chips])");
+    std::array<uint32_t, 3> d{1, 1, 1};
+    uint64_t per = 1;
+    for (size_t i = 0; i < dims.size(); ++i) {
+        d[i] = uint32_t(dims[i]);
+        per *= dims[i];
+    }
+    if (per < 1 || per > (1u << 20)) s.fail("dims", "the server must have 1 .. 1048576 chips");
+    link::link_params base = parse_link(s.child("link"), link::link_params{});
+    c.links = {parse_link(s.child("link_x"), base), parse_link(s.child("link_y"), base),
+               parse_link(s.child("link_z"), base)};
+    s.finish();
+
+    uint32_t servers = 1;
+    if (kind == platform_kind::cluster) {
+        node cl = root.child("cluster");
+        servers = uint32_t(cl.get_uint("servers", 2, 1, 1u << 16));
+        node nw = cl.child("network");
+        c.network.nic = parse_link(nw.child("nic"), c.network.nic);
+        c.network.switch_latency_ns = nw.get_double("switch_latency_ns", c.network.switch_latency_ns, 0, 1e9);
+        c.network.servers_per_leaf = uint32_t(nw.get_uint("servers_per_leaf", c.network.servers_per_leaf, 1, 1u << 16));
+        c.network.oversubscription = nw.get_double("oversubscription", c.network.oversubscription, 1, 1e6);
+        nw.finish();
+        cl.finish();
+    } else if (root.has("cluster")) {
+        root.fail("cluster", "only \"platform\": \"cluster\" has it");
+    }
+    if (uint64_t(servers) * per > link::MAX_CHIPS) root.fail("cluster", "more chips than the 21-bit chip id holds");
+    // The topology as collective::topology describes it (fields set here, so the config does not need the
+    // algorithms library).
+    c.topo.k = kind == platform_kind::cluster ? collective::topology::kind::cluster
+               : topo == "ring"               ? collective::topology::kind::ring
+                                              : collective::topology::kind::torus;
+    c.topo.dims = d;
+    c.topo.servers = servers;
+    c.topo.chips_per_server = uint32_t(per);
+    c.n_chips = servers * uint32_t(per);
+
+    node ch = root.child("chips");
+    std::string model = ch.get_choice("model", "light", {"light", "full"});
+    c.full_chip.assign(c.n_chips, model == "full" ? 1 : 0);
+    for (uint64_t id : ch.get_uint_list("full", {}, 0, c.n_chips - 1)) c.full_chip[id] = 1;
+    c.light = parse_light(ch.child("light"), functional);
+    ch.finish();
+    return c;
+}
+
+}  // namespace trnsim::platform

@@ -1,0 +1,49 @@
+// Runs one collective end to end on a multi-chip platform from config: builds the schedule of the algorithm on the
+// platform's topology, loads every chip's input (seeded random values of the dtype), executes the schedule with
+// collective_executor, and (functional runs) compares every byte of every chip's output with
+// collective::execute_reference on the same inputs.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "models/collective/schedule.h"
+#include "platforms/cluster/cluster.h"
+#include "platforms/config/platform_config.h"
+#include "testbench/sim_run.h"
+#include "tlm/stats.h"
+
+namespace trnsim::tb {
+
+struct collective_options {
+    bool check = true;       // functional runs: compare with the reference execution
+    uint64_t seed = 1;
+    sim_options sim;
+};
+
+struct collective_result {
+    collective::params p;
+    uint32_t chips = 0;
+    size_t steps = 0, copies = 0, reduces = 0;
+    uint64_t copy_bytes = 0;
+    double sim_ns = 0;        // first step issued to last step completed
+    double algbw_gbps = 0;    // bytes / time (nccl-tests: GB/s = 1e9 B/s)
+    double busbw_gbps = 0;    // algbw * bus_factor(op, n)
+    double wall_s = 0;        // simulation only
+    double build_s = 0;       // building the schedule
+    bool functional = true;
+    bool checked = false, pass = false;
+    uint64_t mismatches = 0;  // elements whose bits differ from the reference
+    std::string first_mismatch;
+    std::vector<platform::multichip_platform::utilisation> util;
+    std::map<std::string, double> stats;
+};
+
+// Throws std::invalid_argument for a bad request (single-chip platform, bytes the op cannot split, ...).
+collective_result run_collective(const platform::platform_config& cfg, const collective::params& p,
+                                 const collective_options& opt);
+
+// Fills one chip's input deterministically from (seed, chip) with finite values of dtype t.
+void fill_input(std::vector<uint8_t>& buf, numerics::dtype t, uint64_t seed, uint32_t chip);
+
+}  // namespace trnsim::tb
