@@ -7,12 +7,12 @@
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=$1; secs=$2; shift 2
-targets=${*:-config_text config_overrides dma_descriptor program_text}
+targets=${*:-config_text config_overrides dma_descriptor program_text hbm_trace}
 command -v clang++ >/dev/null 2>&1 || { echo "fuzz/run.sh: clang++ not found, skipping"; exit 77; }
-if [ ! -f "$build/CMakeCache.txt" ]; then
-  cmake -S "$here/fuzz" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-fi
-cmake --build "$build" -j "${TRNSIM_JOBS:-2}" >/dev/null
+# Configure every time (cheap once cached): a changed fuzz/CMakeLists.txt brings new targets.
+cmake -S "$here/fuzz" -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+tg=""; for t in $targets; do tg="$tg --target fuzz_$t"; done
+cmake --build "$build" -j "${TRNSIM_JOBS:-2}" $tg >/dev/null
 export TRNSIM_CONFIG_DIR="$here/configs"
 for t in $targets; do
   case $t in
@@ -20,6 +20,7 @@ for t in $targets; do
     config_overrides) seeds="$here/fuzz/seeds/config_overrides" ;;
     dma_descriptor) seeds="$here/fuzz/seeds/dma_descriptor" ;;
     program_text) seeds="$here/tests/robustness/programs" ;;
+    hbm_trace) seeds="$here/fuzz/seeds/hbm_trace" ;;
     *) echo "fuzz/run.sh: unknown target $t"; exit 2 ;;
   esac
   mkdir -p "$build/corpus/$t"

@@ -5,12 +5,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <sstream>
 #include <vector>
 
 #include "models/dma/dma_checksum.h"
 #include "models/dma/dma_descriptor.h"
 #include "platforms/config/config_node.h"
 #include "platforms/config/platform_config.h"
+#include "testbench/hbm_trace.h"
 #include "testbench/program/program_file.h"
 
 namespace trnsim::fuzz {
@@ -151,6 +153,39 @@ void program_text(const uint8_t* data, size_t size) {
         auto j = config::parse_json(text, "fuzz.json");
         tb::parse_program(j, "fuzz.json", chip);
     });
+}
+
+void hbm_trace(const uint8_t* data, size_t size) {
+    static const uint64_t capacity = uint64_t(1) << 30;
+    std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
+    std::vector<tb::hbm_request> reqs;
+    try {
+        reqs = tb::read_hbm_trace(in, "fuzz.trace", capacity);
+    } catch (const std::runtime_error& e) {
+        if (std::string(e.what()).rfind("fuzz.trace:", 0) != 0)
+            finding("hbm_trace", std::string("error without file:line: ") + e.what());
+        return;
+    } catch (const std::exception& e) {
+        finding("hbm_trace", std::string("unexpected exception (not a runtime_error): ") + e.what());
+    }
+    for (const auto& r : reqs)
+        if (r.size == 0 || r.addr >= capacity || r.size > capacity - r.addr || !(r.time_ns >= 0))
+            finding("hbm_trace", "accepted a request outside the capacity or with a bad size/time");
+    if (reqs.empty() || reqs.size() > 64) return;
+    for (const auto& r : reqs)
+        if (r.time_ns > 1e5 || r.size > 4096) return;
+    static const hbm::hbm_dram_config cfg = [] {
+        hbm::hbm_dram_config c;
+        c.spec = tb::load_memspec("hbm3", g_config_dir);
+        return c;
+    }();
+    tb::hbm_run_result res;
+    try {
+        res = tb::run_hbm_requests(cfg, reqs);
+    } catch (const std::exception& e) {
+        finding("hbm_trace", std::string("the DRAM model threw on a valid trace: ") + e.what());
+    }
+    if (res.reads + res.writes < reqs.size()) finding("hbm_trace", "fewer requests completed than were issued");
 }
 
 } // namespace trnsim::fuzz

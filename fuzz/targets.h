@@ -20,6 +20,11 @@ void dma_descriptor(const uint8_t* data, size_t size);
 // JSON text -> parse_program against the trn2 chip (instruction streams, descriptors, addresses).
 void program_text(const uint8_t* data, size_t size);
 
+// Text -> read_hbm_trace (the `trnsim hbm --trace` format) against a 1 GiB capacity: only a std::runtime_error
+// naming "fuzz.trace:LINE:" may come out; accepted requests lie inside the capacity, and short traces (up to 64
+// requests, times below 100 us) run through the HBM3 DRAM model with its timing checker, every request completing.
+void hbm_trace(const uint8_t* data, size_t size);
+
 // Where the presets are (set by the build; the regression test and the fuzzers pass their own).
 void set_config_dir(const std::string& dir);
 

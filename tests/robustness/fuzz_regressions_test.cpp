@@ -68,3 +68,10 @@ TEST_CASE("fuzz regressions and seeds: program files", "[fuzz]") {
                replay(root + "/tests/robustness/programs", trnsim::fuzz::program_text);
     REQUIRE(n > 20);
 }
+
+TEST_CASE("fuzz regressions and seeds: HBM traces", "[fuzz]") {
+    trnsim::fuzz::set_config_dir(root + "/configs");
+    size_t n = replay(root + "/fuzz/regressions/hbm_trace", trnsim::fuzz::hbm_trace) +
+               replay(root + "/fuzz/seeds/hbm_trace", trnsim::fuzz::hbm_trace);
+    REQUIRE(n >= 3);
+}
