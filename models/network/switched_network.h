@@ -26,18 +26,10 @@
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include "models/link/link_timing.h"
+#include "models/network/network_params.h"
 #include "tlm/stats.h"
 
 namespace trnsim::network {
-
-struct network_params {
-    link::link_params nic{25, 6000, 8192, 64, 64, 0};  // EFA 200 Gbps = 25 GB/s per chip
-    double switch_latency_ns = 600;
-    uint32_t servers_per_leaf = 1;
-    double oversubscription = 1.0;  // leaf downlink bandwidth / leaf uplink bandwidth (>= 1)
-    // Empty if valid, else what is wrong.
-    std::string check() const;
-};
 
 class switched_network : public sc_core::sc_module {
 public:

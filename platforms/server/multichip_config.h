@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "models/chip_light/light_chip.h"
+#include "models/chip_light/light_chip_params.h"
 #include "models/collective/schedule.h"
 #include "models/link/link_timing.h"
-#include "models/network/switched_network.h"
+#include "models/network/network_params.h"
 #include "platforms/config/config_node.h"
 
 namespace trnsim::platform {
