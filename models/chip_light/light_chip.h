@@ -25,7 +25,6 @@
 
 namespace trnsim::chip_light {
 
-
 // The chip's memory as a TLM target of its fabric router's local port.
 class fabric_memory : public sc_core::sc_module {
 public:

@@ -1,4 +1,4 @@
-// The light chip's parameters (plain C++: the platform config parses them without pulling in SystemC).
+// Parameters of the light chip (light_chip.h), plain C++ (the platform config includes it without SystemC).
 #pragma once
 #include <cstdint>
 #include <string>

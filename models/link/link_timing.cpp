@@ -31,7 +31,7 @@ flight direction_timeline::reserve(const flight& in, uint64_t bytes) {
                             : uint64_t(std::llround(double(bytes + m_p.overhead_bytes) * 1000.0 / m_p.gbps));
     uint64_t end = std::max(start + occ, std::max(in.tail_ps, start) + last_pkt);
     if (start > in.head_ps) m_wait_ps += start - in.head_ps;
-    m_free_ps = end;
+    m_free_ps = m_shared ? start + occ : end;
     m_busy_ps += occ;
     m_bytes += bytes;
     m_wire_bytes += m_p.wire_bytes(bytes);

@@ -62,6 +62,9 @@ public:
     explicit direction_timeline(const link_params& p = {}) { configure(p); }
     void configure(const link_params& p);
     const link_params& params() const { return m_p; }
+    // A shared pool (a switch's aggregate uplinks): many transfers slower than the pool share it at once, so a
+    // transfer holds it only for its occupancy (bytes / rate), not until its tail has passed.
+    void set_shared(bool shared) { m_shared = shared; }
 
     // Reserves the resource for a transfer of `bytes` arriving as `in`; returns where it is at the far end.
     flight reserve(const flight& in, uint64_t bytes);
@@ -77,6 +80,7 @@ private:
     link_params m_p;
     double m_ps_per_byte = 0;   // at the effective rate
     uint64_t m_packet_ps = 0, m_latency_ps = 0;
+    bool m_shared = false;
     uint64_t m_free_ps = 0, m_bytes = 0, m_wire_bytes = 0, m_transfers = 0, m_busy_ps = 0, m_wait_ps = 0;
 };
 

@@ -1,5 +1,4 @@
-// The switched network's parameters (plain C++: the platform config parses them without pulling in SystemC). The
-// model is models/network/switched_network.h.
+// Parameters of the switched network (switched_network.h), plain C++.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -39,6 +39,8 @@ switched_network::switched_network(sc_core::sc_module_name name, const network_p
     for (uint32_t l = 0; l < m_leaves; ++l) {
         m_up.emplace_back(up);
         m_down.emplace_back(down);
+        m_up.back().set_shared(true);
+        m_down.back().set_shared(true);
     }
     for (auto* s : std::initializer_list<stats::stat*>{&m_transfers, &m_bytes, &m_spine, &m_wait}) m_stats.add(*s);
 }

@@ -31,7 +31,6 @@
 
 namespace trnsim::network {
 
-
 class switched_network : public sc_core::sc_module {
 public:
     // in: bind chip i's fabric router NIC output as the i-th binding; out: bind the i-th binding to chip i's router.

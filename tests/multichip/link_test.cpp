@@ -1,0 +1,133 @@
+// Link timing, credits, cut-through, routing deadlock freedom and the global address layout (plain C++).
+#include <catch2/catch.hpp>
+
+#include "models/link/global_address.h"
+#include "models/link/link_timing.h"
+#include "models/link/torus_routing.h"
+
+using namespace trnsim::link;
+
+TEST_CASE("link: one transfer takes latency plus packet plus bytes over the effective rate", "[multichip]") {
+    link_params p;  // 256 GB/s, 500 ns, 256 + 32 B packets, 64 credits
+    p.credits = 4096;
+    direction_timeline t(p);
+    const uint64_t B = 1 << 20;
+    flight f = t.reserve({0, 0}, B);
+    double eff = p.effective_gbps();
+    REQUIRE(eff == Approx(256.0 * 256 / 288));
+    REQUIRE(eff < p.gbps);
+    double want_tail = B / eff + p.latency_ns;            // ns
+    REQUIRE(double(f.tail_ps) / 1000 == Approx(want_tail).epsilon(1e-6));
+    REQUIRE(double(f.head_ps) / 1000 == Approx(p.packet_ns() + p.latency_ns).epsilon(1e-6));
+    // Lower bound: never faster than the raw wire.
+    REQUIRE(double(f.tail_ps) / 1000 >= B / p.gbps + p.latency_ns);
+    REQUIRE(t.wire_bytes() == B + (B / 256) * 32);
+}
+
+TEST_CASE("link: back-to-back transfers queue FCFS and the link is never over-subscribed", "[multichip]") {
+    link_params p;
+    p.credits = 4096;
+    direction_timeline t(p);
+    flight a = t.reserve({0, 0}, 65536), b = t.reserve({0, 0}, 65536);
+    REQUIRE(b.tail_ps - a.tail_ps == Approx(65536 / p.effective_gbps() * 1000).epsilon(1e-3));
+    REQUIRE(t.wait_ps() > 0);
+    REQUIRE(t.busy_ps() == Approx(2 * 65536 / p.effective_gbps() * 1000).epsilon(1e-6));
+}
+
+TEST_CASE("link: few credits throttle the link to credits x payload per round trip", "[multichip]") {
+    link_params p;
+    p.credits = 8;  // 8 x 256 B per ~1 us round trip = ~2 GB/s
+    REQUIRE(p.credit_gbps() < p.framing_gbps());
+    REQUIRE(p.effective_gbps() == Approx(8.0 * 256 / p.rtt_ns()));
+    direction_timeline slow(p);
+    link_params q = p;
+    q.credits = 4096;
+    direction_timeline fast(q);
+    uint64_t B = 1 << 20;
+    flight s = slow.reserve({0, 0}, B), f = fast.reserve({0, 0}, B);
+    REQUIRE(s.tail_ps > 50 * (f.tail_ps - 500000));
+    REQUIRE(double(s.tail_ps) / 1000 == Approx(B / p.effective_gbps() + p.latency_ns).epsilon(1e-6));
+    // More credits never make it slower.
+    for (uint32_t c = 1; c < 2048; c *= 2) {
+        link_params a = p, b = p;
+        a.credits = c;
+        b.credits = 2 * c;
+        REQUIRE(b.effective_gbps() >= a.effective_gbps());
+    }
+}
+
+TEST_CASE("link: cut-through over h hops costs h latencies, not h serialisations", "[multichip]") {
+    link_params p;
+    p.credits = 4096;
+    direction_timeline h1(p), h2(p), h3(p);
+    uint64_t B = 4 << 20;
+    flight f = h3.reserve(h2.reserve(h1.reserve({0, 0}, B), B), B);
+    double want = 3 * (p.latency_ns + p.packet_ns()) + B / p.effective_gbps();
+    REQUIRE(double(f.tail_ps) / 1000 == Approx(want).epsilon(0.001));
+    REQUIRE(double(f.tail_ps) / 1000 < 1.1 * B / p.effective_gbps() + 3 * p.latency_ns + 10);
+}
+
+TEST_CASE("link: bad parameters are named", "[multichip]") {
+    link_params p;
+    p.gbps = 0;
+    REQUIRE(p.check() == "gbps must be > 0");
+    p = {};
+    p.credits = 0;
+    REQUIRE(p.check() == "credits must be > 0");
+}
+
+TEST_CASE("routing: dimension order routes are minimal and reach the destination", "[multichip]") {
+    for (auto dims : {std::array<uint32_t, 3>{8, 1, 1}, {4, 4, 1}, {4, 4, 4}, {3, 2, 5}, {2, 2, 2}}) {
+        torus_shape t{dims};
+        for (uint32_t s = 0; s < t.chips(); ++s)
+            for (uint32_t d = 0; d < t.chips(); ++d) {
+                auto r = t.route(s, d);
+                uint32_t c = s, hops = 0;
+                for (auto [chip, port] : r) {
+                    REQUIRE(chip == c);
+                    REQUIRE(t.has_port(port));
+                    c = t.neighbour(c, port);
+                    ++hops;
+                }
+                REQUIRE(c == d);
+                uint32_t minimal = 0;
+                auto a = t.coords(s), b = t.coords(d);
+                for (int k = 0; k < 3; ++k) {
+                    uint32_t n = dims[size_t(k)], fwd = (b[size_t(k)] + n - a[size_t(k)]) % n;
+                    minimal += std::min(fwd, n - fwd);
+                }
+                REQUIRE(hops == minimal);
+            }
+    }
+}
+
+TEST_CASE("routing: the channel dependency graph with dateline VCs is acyclic on tori up to 4x4x4", "[multichip]") {
+    for (uint32_t x = 1; x <= 4; ++x)
+        for (uint32_t y = 1; y <= 4; ++y)
+            for (uint32_t z = 1; z <= 4; ++z) {
+                torus_shape t{{x, y, z}};
+                std::vector<channel> cycle;
+                INFO(x << "x" << y << "x" << z);
+                REQUIRE(acyclic(channel_dependencies(t, true), &cycle));
+            }
+}
+
+TEST_CASE("routing: without the dateline a ring of 4 or more has a dependency cycle (the check can fail)", "[multichip]") {
+    for (uint32_t n : {4u, 5u, 8u}) {
+        std::vector<channel> cycle;
+        REQUIRE_FALSE(acyclic(channel_dependencies(torus_shape{{n, 1, 1}}, false), &cycle));
+        REQUIRE(cycle.size() >= 2);
+    }
+    REQUIRE_FALSE(acyclic(channel_dependencies(torus_shape{{4, 4, 4}}, false)));
+}
+
+TEST_CASE("global address: chip id above 42 local bits, bit 63 marks global", "[multichip]") {
+    uint64_t a = global_address(1023, 0x123456789ull);
+    REQUIRE(is_global(a));
+    REQUIRE_FALSE(is_global(0x123456789ull));
+    REQUIRE(chip_of(a) == 1023);
+    REQUIRE(local_of(a) == 0x123456789ull);
+    REQUIRE(chip_of(global_address(uint32_t(MAX_CHIPS - 1), LOCAL_MASK)) == MAX_CHIPS - 1);
+    REQUIRE(local_of(global_address(5, LOCAL_MASK)) == LOCAL_MASK);
+    REQUIRE(a == (uint64_t(1) << 63 | uint64_t(1023) << 42 | 0x123456789ull));
+}
