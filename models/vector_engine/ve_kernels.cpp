@@ -248,7 +248,11 @@ void compute(const vec_args& a, const float* A, const float* B, float* O) {
 uint64_t cycles(const vec_args& a, const ve_config& cfg) {
     const uint64_t groups = (uint64_t(a.parts) + cfg.lanes - 1) / cfg.lanes;
     const uint64_t elems = uint64_t(inputs_of(a.op)) * a.free * groups * cfg.lanes;
-    const uint64_t stream = (elems + cfg.elements_per_cycle - 1) / cfg.elements_per_cycle;
+    auto narrow = [](const operand& o) { return numerics::size_of(o.type) == 2; };
+    const bool fast16 = cfg.elements_per_cycle_16bit > 0 && narrow(a.a) && narrow(a.out) &&
+                        (inputs_of(a.op) == 1 || narrow(a.b));
+    const uint64_t epc = fast16 ? cfg.elements_per_cycle_16bit : cfg.elements_per_cycle;
+    const uint64_t stream = (elems + epc - 1) / epc;
     return uint64_t(cfg.static_overhead_cycles) + cfg.pipeline_latency + stream;
 }
 

@@ -29,7 +29,8 @@ std::string check(const vec_args& a, const ve_config& cfg, uint32_t partitions);
 void compute(const vec_args& a, const float* in_a, const float* in_b, float* out);
 
 // Engine cycles of one instruction: static overhead + pipeline latency + streaming
-// ceil(inputs * free * ceil(parts / lanes) * lanes / elements_per_cycle).
+// ceil(inputs * free * ceil(parts / lanes) * lanes / elements_per_cycle) (elements_per_cycle_16bit when every
+// operand is BF16/FP16 and the engine has a perf mode).
 uint64_t cycles(const vec_args& a, const ve_config& cfg);
 
 // Operations counted for FLOP statistics (elements of the output, times the inputs' elements for reductions).

@@ -140,6 +140,8 @@ energy::energy_config parse_energy(const node& n) {
 ve::ve_config parse_ve(const node& n, ve::ve_config c) {
     c.clock_ghz = n.get_double("clock_ghz", c.clock_ghz, 0.01, 10);
     c.elements_per_cycle = uint32_t(n.get_uint("elements_per_cycle", c.elements_per_cycle, 1, 1 << 16));
+    c.elements_per_cycle_16bit =
+        uint32_t(n.get_uint("elements_per_cycle_16bit", c.elements_per_cycle_16bit, 0, 1 << 16));
     c.lanes = uint32_t(n.get_uint("lanes", c.lanes, 1, 4096));
     c.pipeline_latency = uint32_t(n.get_uint("pipeline_latency", c.pipeline_latency, 0, 1 << 20));
     c.static_overhead_cycles = uint32_t(n.get_uint("static_overhead_cycles", c.static_overhead_cycles, 0, 1 << 20));
