@@ -7,14 +7,6 @@
 
 namespace trnsim::network {
 
-std::string network_params::check() const {
-    std::string e = nic.check();
-    if (!e.empty()) return "nic: " + e;
-    if (!(switch_latency_ns >= 0)) return "switch_latency_ns must be >= 0";
-    if (servers_per_leaf == 0) return "servers_per_leaf must be > 0";
-    if (!(oversubscription >= 1)) return "oversubscription must be >= 1";
-    return "";
-}
 
 switched_network::switched_network(sc_core::sc_module_name name, const network_params& p, uint32_t servers,
                                    uint32_t chips_per_server)
