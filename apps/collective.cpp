@@ -46,12 +46,6 @@ uint64_t parse_size(const std::string& s) {
     return v * m;
 }
 
-std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 0) {
-    char buf[256];
-    std::snprintf(buf, sizeof buf, f, a, b, c, d);
-    return buf;
-}
-
 std::string topo_text(const collective::topology& t) {
     auto dims = [&] {
         std::string s = std::to_string(t.dims[0]);

@@ -11,8 +11,6 @@
 
 namespace trnsim::app {
 
-namespace {
-std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
 std::string fmt(const char* f, ...) {
     char buf[512];
     va_list ap;
@@ -26,7 +24,6 @@ std::string time_str(double ns) {
     if (ns >= 1e3) return fmt("%.3f us", ns / 1e3);
     return fmt("%.1f ns", ns);
 }
-} // namespace
 
 std::string format_gemm_report(const platform::platform_config& cfg, const tb::gemm_result& r) {
     const auto& g = r.spec;

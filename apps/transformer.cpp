@@ -1,6 +1,5 @@
 #include "apps/transformer.h"
 
-#include <cstdarg>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -22,21 +21,6 @@ trnsim run --workload attention|mlp|decoder|adam [--preset NAME | --config FILE]
 )";
 
 namespace {
-
-std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
-std::string fmt(const char* f, ...) {
-    char buf[512];
-    va_list ap;
-    va_start(ap, f);
-    std::vsnprintf(buf, sizeof buf, f, ap);
-    va_end(ap);
-    return buf;
-}
-std::string time_str(double ns) {
-    if (ns >= 1e6) return fmt("%.3f ms", ns / 1e6);
-    if (ns >= 1e3) return fmt("%.3f us", ns / 1e3);
-    return fmt("%.1f ns", ns);
-}
 
 uint32_t u32(const args& a, const char* k, uint32_t def) {
     const uint64_t v = a.u64(k, def);
