@@ -174,17 +174,8 @@ private:
             job.k = t.k;
             job.m = t.m;
             job.n = t.n;
-            const size_t bytes = numerics::size_of(t.type);
-            auto pack = [bytes](const std::vector<uint16_t>& v) {
-                std::vector<uint8_t> b(v.size() * bytes);
-                for (size_t e = 0; e < v.size(); e++) {
-                    b[e * bytes] = uint8_t(v[e]);
-                    if (bytes == 2) b[e * bytes + 1] = uint8_t(v[e] >> 8);
-                }
-                return b;
-            };
-            job.stationary = pack(t.s);
-            job.moving = pack(t.x);
+            job.stationary = cosim::pack_operand(t.s, t.type);
+            job.moving = cosim::pack_operand(t.x, t.type);
             job.on_done = [this](te::te_job& j) { m_sb.done(m_side, j); };
             m_be.submit(std::move(job));  // returns once the back end accepts it (load_start)
             submitted++;

@@ -190,16 +190,19 @@ private:
     unsigned m_profile = 0;
 };
 
-inline const char* type_name(dtype t) {
-    switch (t) {
-    case dtype::fp32: return "fp32";
-    case dtype::tf32: return "tf32";
-    case dtype::bf16: return "bf16";
-    case dtype::fp16: return "fp16";
-    case dtype::fp8_e4m3: return "fp8_e4m3";
-    case dtype::fp8_e5m2: return "fp8_e5m2";
+// The dtype's canonical name as a C string, for printf-style failure messages.
+inline const char* type_name(dtype t) { return numerics::name_of(t).data(); }
+
+// Elements of a tile operand (one or two bytes each, in the low bits of a uint16_t) packed little-endian into the
+// bytes a Tensor Engine job carries.
+inline std::vector<uint8_t> pack_operand(const std::vector<uint16_t>& v, dtype t) {
+    const size_t bytes = numerics::size_of(t);
+    std::vector<uint8_t> b(v.size() * bytes);
+    for (size_t e = 0; e < v.size(); e++) {
+        b[e * bytes] = uint8_t(v[e]);
+        if (bytes == 2) b[e * bytes + 1] = uint8_t(v[e] >> 8);
     }
-    return "?";
+    return b;
 }
 
 } // namespace trnsim::cosim

@@ -75,17 +75,8 @@ private:
             job.k = x.k;
             job.m = x.m;
             job.n = x.n;
-            const size_t bytes = numerics::size_of(x.type);
-            auto pack = [bytes](const std::vector<uint16_t>& v) {
-                std::vector<uint8_t> b(v.size() * bytes);
-                for (size_t e = 0; e < v.size(); e++) {
-                    b[e * bytes] = uint8_t(v[e]);
-                    if (bytes == 2) b[e * bytes + 1] = uint8_t(v[e] >> 8);
-                }
-                return b;
-            };
-            job.stationary = pack(x.s);
-            job.moving = pack(x.x);
+            job.stationary = pack_operand(x.s, x.type);
+            job.moving = pack_operand(x.x, x.type);
             job.on_done = [this](te::te_job& j) { check(j); };
             m_be.submit(std::move(job));
             // submit() returns in the cycle the RTL accepts the command, as the C++ back end does
