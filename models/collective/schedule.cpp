@@ -134,7 +134,6 @@ public:
         for (auto& f : frags) total += f.first.bytes;
         uint64_t elems = total / elem;
         uint32_t pieces = static_cast<uint32_t>(std::max<uint64_t>(1, std::min<uint64_t>(chunks, elems)));
-        uint64_t done = 0;   // bytes emitted so far
         size_t fi = 0;
         uint64_t fo = 0;     // offset inside frags[fi]
         for (uint32_t p = 0; p < pieces; ++p) {
@@ -147,7 +146,7 @@ public:
                 a.offset += fo; b.offset += fo;
                 a.bytes = b.bytes = n;
                 add(k, a, b);
-                left -= n; fo += n; done += n;
+                left -= n; fo += n;
                 if (fo == f.first.bytes) { ++fi; fo = 0; }
             }
         }
@@ -286,56 +285,33 @@ public:
     }
     uint64_t scratch_end() const { return end_; }
 
-    // Reduce-scatter over all phases: afterwards chip c holds the sum of block label(c) in its last area.
-    // `in_buf`: where the data starts (buffer::input).
+    // Reduce-scatter over all phases: afterwards chip c holds the sum of block label(c) in its last area. At step st
+    // of a phase a chip sends the block that, after k - 1 steps, reaches its owner (lag 1); the receiver adds its own
+    // partial sum into the received block.
     void reduce_scatter() {
-        const uint32_t n = s_.topo.chips();
-        for (size_t d = 0; d < L_.radix.size(); ++d) {
-            uint32_t k = L_.radix[d];
-            if (k == 1) continue;
-            uint32_t sub = L_.span(d + 1);
-            for (uint32_t st = 0; st + 1 < k; ++st) {
-                for (uint32_t c = 0; c < n; ++c) {
-                    uint32_t v = L_.digits[c][d];
-                    uint32_t to = L_.with_digit(c, d, step_digit(v, in_.dir, k));
-                    // Block sent at step st: the one that reaches its owner (digit q) after k-1 steps.
-                    uint32_t q = step_digit(v, -int64_t(in_.dir) * (st + 1), k);
-                    uint32_t l0 = L_.range_begin(c, d) + q * sub;
-                    auto src = st == 0 ? held(c, d, l0, l0 + sub) : area(c, d, l0, l0 + sub);
-                    b_.transfer(step_kind::copy, pair(src, area(to, d, l0, l0 + sub)), s_.p.chunks, elem_);
-                    b_.transfer(step_kind::reduce, pair(held(to, d, l0, l0 + sub), area(to, d, l0, l0 + sub)),
-                                s_.p.chunks, elem_);
-                }
-            }
-        }
+        for (size_t d = 0; d < L_.radix.size(); ++d)
+            ring_steps(d, 1, [&](uint32_t c, uint32_t to, uint32_t st, uint32_t l0, uint32_t l1) {
+                auto src = st == 0 ? held(c, d, l0, l1) : area(c, d, l0, l1);
+                b_.transfer(step_kind::copy, pair(src, area(to, d, l0, l1)), s_.p.chunks, elem_);
+                b_.transfer(step_kind::reduce, pair(held(to, d, l0, l1), area(to, d, l0, l1)), s_.p.chunks, elem_);
+            });
     }
 
     // All-gather over all phases in reverse: before it, chip c holds block label(c) at `own(c)`; afterwards every
-    // chip holds every block of the instance in `out` (chip-indexed layout).
+    // chip holds every block of the instance in `out` (chip-indexed layout). At step st a chip forwards the block it
+    // received at step st - 1 (its own at step 0: lag 0).
     void all_gather(const std::function<std::vector<region>(uint32_t chip)>& own, buffer out) {
         const uint32_t n = s_.topo.chips();
         for (uint32_t c = 0; c < n; ++c) {
             uint32_t l = L_.label(c);
             b_.transfer(step_kind::copy, pair(own(c), io(c, out, l, l + 1)), s_.p.chunks, elem_);
         }
-        size_t D = L_.radix.size();
-        for (size_t dd = D; dd-- > 0;) {
-            uint32_t k = L_.radix[dd];
-            if (k == 1) continue;
-            uint32_t sub = L_.span(dd + 1);
-            for (uint32_t st = 0; st + 1 < k; ++st) {
-                for (uint32_t c = 0; c < n; ++c) {
-                    uint32_t v = L_.digits[c][dd];
-                    uint32_t to = L_.with_digit(c, dd, step_digit(v, in_.dir, k));
-                    uint32_t q = step_digit(v, -int64_t(in_.dir) * st, k);
-                    uint32_t l0 = L_.range_begin(c, dd) + q * sub;
-                    std::vector<region> src;
-                    if (st == 0 && dd == D - 1) src = own(c);
-                    else src = io(c, out, l0, l0 + sub);
-                    b_.transfer(step_kind::copy, pair(src, io(to, out, l0, l0 + sub)), s_.p.chunks, elem_);
-                }
-            }
-        }
+        const size_t D = L_.radix.size();
+        for (size_t dd = D; dd-- > 0;)
+            ring_steps(dd, 0, [&](uint32_t c, uint32_t to, uint32_t st, uint32_t l0, uint32_t l1) {
+                auto src = st == 0 && dd == D - 1 ? own(c) : io(c, out, l0, l1);
+                b_.transfer(step_kind::copy, pair(src, io(to, out, l0, l1)), s_.p.chunks, elem_);
+            });
     }
 
     // Where chip c's own fully reduced block is after reduce_scatter() (the input when there is one chip).
@@ -351,6 +327,22 @@ public:
     uint64_t size_of_label(uint32_t l) const { return in_.size[l]; }
 
 private:
+    // Calls f(c, to, st, l0, l1) for every step st of the rings of phase d, chip by chip: chip c sends labels
+    // [l0, l1) to the next chip `to` of its ring, the block of digit v - dir * (st + lag), v being c's digit.
+    template <class F>
+    void ring_steps(size_t d, uint32_t lag, F&& f) const {
+        const uint32_t k = L_.radix[d];
+        if (k == 1) return;
+        const uint32_t n = s_.topo.chips(), sub = L_.span(d + 1);
+        for (uint32_t st = 0; st + 1 < k; ++st)
+            for (uint32_t c = 0; c < n; ++c) {
+                const uint32_t v = L_.digits[c][d];
+                const uint32_t to = L_.with_digit(c, d, step_digit(v, in_.dir, k));
+                const uint32_t q = step_digit(v, -int64_t(in_.dir) * (st + lag), k);
+                const uint32_t l0 = L_.range_begin(c, d) + q * sub;
+                f(c, to, st, l0, l0 + sub);
+            }
+    }
     uint64_t bytes(uint32_t l0, uint32_t l1) const {
         uint64_t s = 0;
         for (uint32_t l = l0; l < l1; ++l) s += in_.size[l];
@@ -450,9 +442,8 @@ void build_rings(schedule& s, builder& b, uint64_t elem) {
     const params& p = s.p;
     phase_layout L = make_layout(s.topo, p.a);
     bool chip_indexed = p.o != op::allreduce;
-    uint64_t total = p.o == op::allreduce ? p.bytes / elem : p.bytes / elem;
-    std::vector<uint64_t> blocks = split_even(total, n);
-    uint64_t slot = (p.bytes / n);
+    std::vector<uint64_t> blocks = split_even(p.bytes / elem, n);
+    const uint64_t slot = p.bytes / n;
     std::vector<instance> ins;
     if (p.a == algo::bidir_ring && n > 1) {
         ins.push_back(make_instance(L, blocks, chip_indexed, slot, elem, 1, +1));
@@ -514,6 +505,13 @@ void build_broadcast(schedule& s, builder& b, uint64_t elem) {
                                     std::to_string(n - 1) + ")");
     uint64_t elems = p.bytes / elem;
     b.copy(region{p.root, buffer::input, 0, p.bytes}, region{p.root, buffer::output, 0, p.bytes});
+    if (p.a == algo::direct) {
+        for (uint32_t c = 0; c < n; ++c)
+            if (c != p.root)
+                b.transfer(step_kind::copy, {{region{p.root, buffer::input, 0, p.bytes}, region{c, buffer::output, 0, p.bytes}}},
+                           p.chunks, elem);
+        return;
+    }
     struct part { uint64_t off, bytes; int dir; };
     std::vector<part> parts;
     if (p.a == algo::bidir_ring && n > 2) {
@@ -522,13 +520,6 @@ void build_broadcast(schedule& s, builder& b, uint64_t elem) {
         parts.push_back(part{first, p.bytes - first, -1});
     } else {
         parts.push_back(part{0, p.bytes, +1});
-    }
-    if (p.a == algo::direct) {
-        for (uint32_t c = 0; c < n; ++c)
-            if (c != p.root)
-                b.transfer(step_kind::copy, {{region{p.root, buffer::input, 0, p.bytes}, region{c, buffer::output, 0, p.bytes}}},
-                           p.chunks, elem);
-        return;
     }
     phase_layout L = make_layout(s.topo, p.a);
     for (const part& pt : parts) {
