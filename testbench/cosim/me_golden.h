@@ -190,8 +190,20 @@ private:
     unsigned m_profile = 0;
 };
 
-// The dtype's canonical name as a C string, for printf-style failure messages.
-inline const char* type_name(dtype t) { return numerics::name_of(t).data(); }
+// The dtype's canonical name, for printf-style failure messages. Spelled out here (not numerics::name_of) because
+// this header is all the standalone RTL harnesses (tests/cosim/me_cosim_test.cpp) take from the C++ model: they link
+// the Verilated RTL only.
+inline const char* type_name(dtype t) {
+    switch (t) {
+    case dtype::fp32: return "fp32";
+    case dtype::tf32: return "tf32";
+    case dtype::bf16: return "bf16";
+    case dtype::fp16: return "fp16";
+    case dtype::fp8_e4m3: return "fp8_e4m3";
+    case dtype::fp8_e5m2: return "fp8_e5m2";
+    }
+    return "?";
+}
 
 // Elements of a tile operand (one or two bytes each, in the low bits of a uint16_t) packed little-endian into the
 // bytes a Tensor Engine job carries.
