@@ -42,7 +42,7 @@ void edge(const float* S, const float* X, uint32_t k, uint32_t m, uint32_t n, fl
 } // namespace
 
 void pe_array_compute(const float* S, const float* X, uint32_t k, uint32_t m, uint32_t n, float* Y) {
-    constexpr int MB = 4, NB = 32;
+    constexpr int MB = 8, NB = 32;  // 8x32: 2.5x the GMAC/s of 4x32 on this host (docs/PERFORMANCE.md)
     uint32_t mfull = m - m % MB, nfull = n - n % NB;
     for (uint32_t c0 = 0; c0 < mfull; c0 += MB)
         for (uint32_t j0 = 0; j0 < nfull; j0 += NB) block<MB, NB>(S, X, k, m, n, Y, c0, j0);
