@@ -22,7 +22,10 @@ te_backend_model::te_backend_model(sc_core::sc_module_name name, const te_config
 }
 
 void te_backend_model::compute(te_job& job) {
-    std::vector<float> S(size_t(job.k) * job.m), X(size_t(job.k) * job.n);
+    // Per-thread decode buffers: sized once per tile shape, never zero-filled again (decode writes every element).
+    thread_local std::vector<float> S, X;
+    S.resize(size_t(job.k) * job.m);
+    X.resize(size_t(job.k) * job.n);
     numerics::decode(job.in_type, job.stationary.data(), S.data(), S.size());
     numerics::decode(job.in_type, job.moving.data(), X.data(), X.size());
     job.out.resize(size_t(job.m) * job.n);

@@ -64,6 +64,10 @@ void tensor_engine::read_rows(uint64_t addr, uint64_t stride, uint64_t plane, ui
 void tensor_engine::matmul(const matmul_args& a, std::function<void()> on_done) {
     const size_t es = numerics::size_of(a.in_type);
     te_job job;
+    if (!m_spare.empty()) {
+        job = std::move(m_spare.back());
+        m_spare.pop_back();
+    }
     job.id = m_next_id++;
     job.in_type = a.in_type;
     job.k = a.k;
@@ -147,6 +151,13 @@ void tensor_engine::writeback_thread() {
                                 at(stream_end), at(f.job.done), sc_core::sc_time_stamp()});
         }
         if (f.on_done) f.on_done();
+        if (m_spare.size() < 8) {
+            te_job spare;
+            spare.stationary = std::move(f.job.stationary);
+            spare.moving = std::move(f.job.moving);
+            spare.out = std::move(f.job.out);
+            m_spare.push_back(std::move(spare));
+        }
     }
 }
 

@@ -67,6 +67,9 @@ private:
         std::function<void()> on_done;
     };
     std::deque<finished> m_done;
+    // Operand and result buffers of written-back jobs, reused by the next MATMULs: a tile of the same shape then
+    // needs no allocation and no zero fill (every element is overwritten by the SBUF read or the back end).
+    std::vector<te_job> m_spare;
     sc_core::sc_event m_done_ev;
     uint64_t m_next_id = 0;
     tlmx::observer_list<matmul_event> m_observers;
