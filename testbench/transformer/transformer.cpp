@@ -38,6 +38,9 @@ void validate(const transformer_spec& s, const platform::chip_config& chip) {
         if (v == 0 || v > P)
             bad(opt, std::to_string(v) + " is outside 1.." + std::to_string(P) +
                          " (one partition tile: the array's rows and columns and SBUF partitions)");
+        if (v > chip.core.te.n_max)
+            bad(opt, std::to_string(v) + " exceeds the Tensor Engine's n_max " + std::to_string(chip.core.te.n_max) +
+                         " (the moving free size of one MATMUL)");
     };
     dim("seq", s.seq);
     dim("hidden", s.hidden);
@@ -46,8 +49,6 @@ void validate(const transformer_spec& s, const platform::chip_config& chip) {
         if (s.heads == 0 || s.hidden % s.heads)
             bad("heads", std::to_string(s.heads) + " does not divide --hidden " + std::to_string(s.hidden));
     }
-    if (std::max({s.seq, s.hidden, s.ffn}) > chip.core.te.n_max)
-        bad("seq", "a dimension exceeds the Tensor Engine's n_max " + std::to_string(chip.core.te.n_max));
 }
 
 namespace {
