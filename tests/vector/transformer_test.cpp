@@ -76,6 +76,7 @@ TEST_CASE("Adam step over several tiles with edge tiles updates p m and v in pla
     CHECK(r.checks.size() == 3);
     CHECK(r.pass);
     CHECK(r.vector_instructions == 4 * 6);  // 4 tiles (2 x 2 with edges) x 6 Vector instructions
+    CHECK(r.sbuf_bytes_per_partition == 2 * 6 * 512 * 4);  // two buffer sets of 6 tiles, reused by tiles 2 and 3
 }
 
 TEST_CASE("the workload compiler rejects shapes that do not fit one partition tile", "[transformer]") {
