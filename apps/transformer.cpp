@@ -78,10 +78,15 @@ int cmd_transformer(const args& a, const platform::platform_config& cfg, const s
     if (s.kind == tb::transformer_kind::adam)
         o << fmt("  workload        Adam step %u on a %u x %u FP32 tensor (lr %g, betas %g %g, eps %g)\n", s.step, s.rows,
                  s.cols, double(s.lr), double(s.beta1), double(s.beta2), double(s.adam_eps));
+    else if (s.kind == tb::transformer_kind::mlp)  // heads, norm and mask do not apply
+        o << fmt("  workload        mlp (SwiGLU): seq %u, hidden %u, ffn %u, FP32\n", s.seq, s.hidden, s.ffn);
+    else if (s.kind == tb::transformer_kind::attention)  // ffn and norm do not apply
+        o << fmt("  workload        attention: seq %u, hidden %u, heads %u (head dim %u), FP32, %s mask\n", s.seq, s.hidden,
+                 s.heads, s.heads ? s.hidden / s.heads : 0, s.causal ? "causal" : "no");
     else
-        o << fmt("  workload        %s%s: seq %u, hidden %u, heads %u (head dim %u), ffn %u, %s norm, FP32, %s mask\n", workload.c_str(),
-                 s.kind == tb::transformer_kind::decoder ? (s.backward ? " forward + backward" : " forward") : "",
-                 s.seq, s.hidden, s.heads, s.heads ? s.hidden / s.heads : 0, s.ffn, s.layer_norm ? "layer" : "RMS", s.causal ? "causal" : "no");
+        o << fmt("  workload        decoder%s: seq %u, hidden %u, heads %u (head dim %u), ffn %u, %s norm, FP32, %s mask\n",
+                 s.backward ? " forward + backward" : " forward", s.seq, s.hidden, s.heads, s.heads ? s.hidden / s.heads : 0,
+                 s.ffn, s.layer_norm ? "layer" : "RMS", s.causal ? "causal" : "no");
     o << fmt("  instructions    %llu MATMUL, %llu VECTOR, %llu SCALAR, %llu DMA; SBUF %llu B per partition\n",
              (unsigned long long)r.te_instructions, (unsigned long long)r.vector_instructions,
              (unsigned long long)r.scalar_instructions, (unsigned long long)r.dma_instructions,

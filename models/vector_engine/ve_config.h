@@ -6,7 +6,7 @@
 namespace trnsim::ve {
 
 struct ve_config {
-    // Defaults: the Trainium2 Vector Engine (trainium-facts.md section 3, NKI2/NC3): 0.96 GHz, 256 FP32 elem/cycle.
+    // Defaults: the Trainium2 Vector Engine (trainium-facts.md section 2, NKI2/NC3): 0.96 GHz, 256 FP32 elem/cycle.
     double clock_ghz = 0.96;
     uint32_t elements_per_cycle = 256;    // across all lanes, per input stream
     // Perf mode: elements per cycle when every operand and the result are 16-bit (BF16/FP16); 0 = elements_per_cycle.

@@ -124,7 +124,7 @@ float approx_rsqrt(float x) {
         m *= 2;
         e -= 1;
     }
-    float y = from_bits(0x5f3759dfu - (bits_of(m) >> 1));  // relative error <= 3.5e-3
+    float y = from_bits(0x5f3759dfu - (bits_of(m) >> 1));  // relative error <= 3.5e-2 on [0.5, 2)
     for (int i = 0; i < 3; ++i) y = y * (1.5f - 0.5f * m * y * y);
     return scale2(y, -e / 2);
 }
@@ -138,10 +138,14 @@ float approx_sqrt(float x) {
 
 float approx_sigmoid(float x) { return approx_reciprocal(1.0f + approx_exp(-x)); }
 
-float approx_silu(float x) { return x * approx_sigmoid(x); }
+float approx_silu(float x) {
+    if (std::isinf(x) && x < 0) return -0.0f;  // the limit; -inf * sigmoid(-inf) = -inf * 0 would be NaN
+    return x * approx_sigmoid(x);
+}
 
 float approx_gelu(float x) {
     if (std::isnan(x)) return x;
+    if (std::isinf(x) && x < 0) return -0.0f;  // the limit; 0.5 x (1 + tanh(-inf)) = -inf * 0 would be NaN
     const float y = 0.7978845608028654f * (x + 0.044715f * x * x * x);
     // tanh(y) = 1 - 2 / (exp(2y) + 1)
     const float t = 1.0f - 2.0f * approx_reciprocal(approx_exp(2.0f * y) + 1.0f);

@@ -2,7 +2,7 @@
 //
 // All math is FP32. The transcendental functions are the engines' own approximations, built only from FP32 add,
 // multiply, compare and exponent-field manipulation (no libm); docs/vector_engine.md gives each one's method and its
-// error bound, tests/unit/vector_kernels_test.cpp measures it against the std:: functions.
+// error bound, tests/vector/vector_kernels_test.cpp measures it against the std:: functions.
 #pragma once
 #include <cstdint>
 #include <string>

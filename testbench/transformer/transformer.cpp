@@ -38,6 +38,9 @@ void validate(const transformer_spec& s, const platform::chip_config& chip) {
         if (v == 0 || v > P)
             bad(opt, std::to_string(v) + " is outside 1.." + std::to_string(P) +
                          " (one partition tile: the array's rows and columns and SBUF partitions)");
+        if (v > chip.core.te.n_max)
+            bad(opt, std::to_string(v) + " exceeds the Tensor Engine's n_max " + std::to_string(chip.core.te.n_max) +
+                         " (the moving free size of one MATMUL)");
     };
     dim("seq", s.seq);
     dim("hidden", s.hidden);
@@ -46,8 +49,6 @@ void validate(const transformer_spec& s, const platform::chip_config& chip) {
         if (s.heads == 0 || s.hidden % s.heads)
             bad("heads", std::to_string(s.heads) + " does not divide --hidden " + std::to_string(s.hidden));
     }
-    if (std::max({s.seq, s.hidden, s.ffn}) > chip.core.te.n_max)
-        bad("seq", "a dimension exceeds the Tensor Engine's n_max " + std::to_string(chip.core.te.n_max));
 }
 
 namespace {
@@ -377,21 +378,34 @@ struct compiler {
         store("y", mlp(x, w1, w3, w2, ml));
     }
     // Adam on a rows x cols tensor, tiles of up to 128 partitions x 512 elements; p, m, v updated in place in HBM.
+    // Two SBUF buffer sets, used alternately: tile i + 2 reuses tile i's buffers, and the hazard tracking makes its
+    // loads wait for tile i's stores (write-after-read), so any tensor that fits HBM runs in 24 KiB per partition.
     void adam() {
         const uint32_t P = kb_partitions, FT = 512;
         const float c1 = 1.0f - std::pow(s.beta1, float(s.step)), c2 = 1.0f - std::pow(s.beta2, float(s.step));
+        const uint32_t bp = std::min(P, s.rows), bf = std::min(FT, s.cols);
+        struct buffers {
+            tile p, g, m, v, g2, den;
+        };
+        buffers set[2];
+        for (int i = 0; i < 2; ++i) {
+            const std::string n = "[" + std::to_string(i) + "]";
+            set[i] = {kb.sbuf(bp, bf, "p" + n), kb.sbuf(bp, bf, "g" + n), kb.sbuf(bp, bf, "m" + n),
+                      kb.sbuf(bp, bf, "v" + n), kb.sbuf(bp, bf, "g2" + n), kb.sbuf(bp, bf, "den" + n)};
+        }
+        uint64_t k = 0;
         for (uint32_t r0 = 0; r0 < s.rows; r0 += P)
-            for (uint32_t f0 = 0; f0 < s.cols; f0 += FT) {
+            for (uint32_t f0 = 0; f0 < s.cols; f0 += FT, ++k) {
                 const uint32_t pr = std::min(P, s.rows - r0), fc = std::min(FT, s.cols - f0);
                 auto part = [&](const char* n) { return hbm.at(n).rows(r0, pr).cols(f0, fc); };
-                const std::string id = "[" + std::to_string(r0) + "," + std::to_string(f0) + "]";
-                tile p = kb.sbuf(pr, fc, std::string("p") + id), g = kb.sbuf(pr, fc, "g" + id);
-                tile m = kb.sbuf(pr, fc, "m" + id), v = kb.sbuf(pr, fc, "v" + id);
+                const buffers& b = set[k % 2];
+                auto view = [&](const tile& t) { return t.rows(0, pr).cols(0, fc); };
+                tile p = view(b.p), g = view(b.g), m = view(b.m), v = view(b.v);
                 kb.copy(p, part("param"));
                 kb.copy(g, part("grad"));
                 kb.copy(m, part("m"));
                 kb.copy(v, part("v"));
-                tile g2 = kb.sbuf(pr, fc, "g2" + id), den = kb.sbuf(pr, fc, "den" + id);
+                tile g2 = view(b.g2), den = view(b.den);
                 kb.binary(vop::axpby, m, m, g, bcast::none, s.beta1, 1.0f - s.beta1);  // m = b1 m + (1 - b1) g
                 kb.binary(vop::mul, g2, g, g);
                 kb.binary(vop::axpby, v, v, g2, bcast::none, s.beta2, 1.0f - s.beta2);

@@ -76,6 +76,7 @@ TEST_CASE("Adam step over several tiles with edge tiles updates p m and v in pla
     CHECK(r.checks.size() == 3);
     CHECK(r.pass);
     CHECK(r.vector_instructions == 4 * 6);  // 4 tiles (2 x 2 with edges) x 6 Vector instructions
+    CHECK(r.sbuf_bytes_per_partition == 2 * 6 * 512 * 4);  // two buffer sets of 6 tiles, reused by tiles 2 and 3
 }
 
 TEST_CASE("the workload compiler rejects shapes that do not fit one partition tile", "[transformer]") {
@@ -86,4 +87,15 @@ TEST_CASE("the workload compiler rejects shapes that do not fit one partition ti
     s.seq = 64;
     s.heads = 5;
     CHECK_THROWS_WITH(tb::validate(s, cfg.chip), Catch::Contains("--heads: 5 does not divide --hidden 64"));
+    // attention does not use --ffn: no limit on it; the n_max limit names the dimension that exceeds it
+    s.heads = 4;
+    s.kind = tb::transformer_kind::attention;
+    s.ffn = 1000;
+    CHECK_NOTHROW(tb::validate(s, cfg.chip));
+    s.kind = tb::transformer_kind::mlp;
+    s.ffn = 100;
+    auto small = platform::load_platform("trn2", {"chip.cores=1", "chip.core.te.n_max=96"});
+    CHECK_THROWS_WITH(tb::validate(s, small.chip), Catch::Contains("--ffn: 100 exceeds the Tensor Engine's n_max 96"));
+    s.ffn = 96;
+    CHECK_NOTHROW(tb::validate(s, small.chip));
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/vector_engine/ve_kernels.h"
+#include "platforms/config/platform_config.h"
 
 using namespace trnsim::ve;
 
@@ -84,6 +85,13 @@ TEST_CASE("sigmoid within 3e-7 absolute and silu within 5e-7 relative and gelu w
     CHECK(approx_gelu(0.0f) == 0.0f);
     CHECK(approx_sigmoid(-200.0f) == 0.0f);
     CHECK(approx_sigmoid(200.0f) == 1.0f);
+    // the limits at infinity, not -inf * 0 = NaN
+    const float inf = std::numeric_limits<float>::infinity();
+    CHECK(approx_gelu(-inf) == 0.0f);
+    CHECK(approx_silu(-inf) == 0.0f);
+    CHECK(approx_gelu(inf) == inf);
+    CHECK(approx_silu(inf) == inf);
+    CHECK(approx_gelu(-1e13f) == 0.0f);
 }
 
 TEST_CASE("elementwise ops with broadcasts and reductions along both dimensions and transpose", "[vector]") {
@@ -200,4 +208,25 @@ TEST_CASE("cycles: static overhead + latency + streaming per input at elements_p
     CHECK(cycles(v, c) == 100 + 16 + 1024);
     v.b.type = trnsim::numerics::dtype::fp16;
     CHECK(cycles(v, c) == 100 + 16 + 512);
+}
+
+TEST_CASE("presets: perf mode only where the facts give one (trn1 does not inherit trn2's 512 BF16 elem per cycle)", "[vector][timing]") {
+    auto t1 = trnsim::platform::load_platform("trn1", {}).chip.core;
+    CHECK(t1.vector.elements_per_cycle == 128);
+    CHECK(t1.vector.elements_per_cycle_16bit == 0);
+    CHECK(t1.scalar.elements_per_cycle_16bit == 0);
+    auto t2 = trnsim::platform::load_platform("trn2", {}).chip.core;
+    CHECK(t2.vector.elements_per_cycle == 256);
+    CHECK(t2.vector.elements_per_cycle_16bit == 512);
+    CHECK(t2.scalar.elements_per_cycle_16bit == 0);
+    auto t3 = trnsim::platform::load_platform("trn3", {}).chip.core;
+    CHECK(t3.vector.elements_per_cycle_16bit == 512);
+    CHECK(t3.scalar.elements_per_cycle_16bit == 256);
+    // a 128 x 512 BF16 copy on trn1 streams at 128 per cycle, as FP32 does
+    vec_args v;
+    v.parts = 128;
+    v.free = 512;
+    v.op = vop::copy;
+    v.a.type = v.out.type = trnsim::numerics::dtype::bf16;
+    CHECK(cycles(v, t1.vector) == 100 + 16 + 512);
 }
