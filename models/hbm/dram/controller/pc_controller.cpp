@@ -278,10 +278,30 @@ void pc_controller::issue(uint32_t b, int32_t req, command cmd, cycle_t t) {
     }
     ++m_cnt.commands[unsigned(cmd)];
     m_dirty.set(b);
-    // Commands change group-level bounds: refresh the cached bank/group bound of the other banks of the group.
-    uint32_t g0 = m_chk.bank_group_of(b) * m_spec.banks_per_group;
-    for (uint32_t o = g0; o < g0 + m_spec.banks_per_group; ++o)
-        if (o != b && m_cls[o] != NO_CLASS) compute_local(o);
+    // A command to bank b changes only bank b's bounds (b is dirty, recomputed at the next step), the pseudo-channel
+    // bounds and, for ACT/RD/WR, group bounds of its group: ACT raises the group's ACT bound, RD its RD bound, WR its
+    // WR and RD bounds. Bounds only rise, so the cached bank/group bound of another bank of the group whose candidate
+    // is of a raised class becomes max(cached, new group bound); no other cached bound changes.
+    unsigned mask = 0;
+    switch (cmd) {
+    case command::ACT: mask = 1u << timing_checker::C_ACT; break;
+    case command::RD:
+    case command::RDA: mask = 1u << timing_checker::C_RD; break;
+    case command::WR:
+    case command::WRA: mask = (1u << timing_checker::C_WR) | (1u << timing_checker::C_RD); break;
+    default: break;
+    }
+    if (mask) {
+        const uint32_t g = m_chk.bank_group_of(b), n = m_spec.banks_per_group, g0 = g * n;
+        const uint8_t* cls = m_cls.data();
+        cycle_t* el = m_elocal.data();
+        for (uint32_t o = g0; o < g0 + n; ++o) {
+            const unsigned k = cls[o];
+            if (o == b || k == NO_CLASS || !((mask >> k) & 1)) continue;
+            const cycle_t gb = m_chk.group_bound(timing_checker::cls(k), g);
+            if (gb > el[o]) el[o] = gb;
+        }
+    }
     if (m_observer) m_observer(command_record{m_index, t, cmd, b, row, col, tag});
 }
 
