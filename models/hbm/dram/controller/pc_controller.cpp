@@ -2,6 +2,9 @@
 
 #include <stdexcept>
 
+#include "models/hbm/dram/scheduler/scheduler_fcfs.h"
+#include "models/hbm/dram/scheduler/scheduler_fr_fcfs.h"
+
 namespace trnsim::hbm {
 
 namespace {
@@ -12,7 +15,7 @@ constexpr uint64_t NO_TAG = ~uint64_t(0);
 pc_controller::pc_controller(const memspec& m, const controller_config& cfg, uint32_t index, cycle_t refresh_offset)
     : m_spec(m), m_cfg(cfg), m_index(index), m_banks(m.banks_per_pc()), m_sched(make_scheduler(cfg.scheduler)),
       m_page(make_page_policy(cfg.page_policy)), m_refresh(make_refresh(cfg.refresh, m, refresh_offset)),
-      m_ref_kind(m_refresh->kind()), m_chk(m),
+      m_ref_kind(m_refresh->kind()), m_ref_due(m_refresh->next_due()), m_chk(m),
       m_fsm(m.banks_per_pc()), m_q(m.banks_per_pc(), cfg.read_queue_depth, cfg.write_queue_depth),
       m_req(m_banks, -1), m_cmd(m_banks, command::ACT), m_cls(m_banks, NO_CLASS), m_rank(m_banks, 0),
       m_elocal(m_banks, LONG_AGO), m_open_since(m_banks, 0), m_last_use(m_banks, LONG_AGO) {
@@ -104,11 +107,15 @@ void pc_controller::compute_candidate(uint32_t b) {
         // else: closed, waiting for the all-bank refresh
     } else if (m_q.in_bank(m_dir, b) > 0) {
         int64_t open = m_fsm.open_row(b);
-        req = m_sched->pick(m_q, m_dir, b, open);
+        // The built-in schedulers are final classes with inline members: call them directly (no virtual call).
+        const bool frfcfs = m_cfg.scheduler == scheduler_kind::fr_fcfs;
+        if (frfcfs) req = static_cast<const scheduler_fr_fcfs&>(*m_sched).pick(m_q, m_dir, b, open);
+        else req = static_cast<const scheduler_fcfs&>(*m_sched).pick(m_q, m_dir, b, open);
         const burst_request& r = m_q.at(req);
         bool column = open == int64_t(r.row);
         cmd = open < 0 ? command::ACT : column ? (r.write ? command::WR : command::RD) : command::PRE;
-        rank = 1 + m_sched->rank(r, column);
+        rank = 1 + (frfcfs ? static_cast<const scheduler_fr_fcfs&>(*m_sched).rank(r, column)
+                           : static_cast<const scheduler_fcfs&>(*m_sched).rank(r, column));
     }
     if (req != -1) cls = uint8_t(timing_checker::class_of(cmd));
     if (cls != m_cls[b] || rank != m_rank[b]) {  // move it in the class lists
@@ -128,7 +135,7 @@ bool pc_controller::step(cycle_t limit, int stop_dir, bool& stopped) {
         return false;
     }
     update_direction();
-    if (!m_ref_active && m_refresh->next_due() <= m_now) activate_refresh();
+    if (!m_ref_active && m_ref_due <= m_now) activate_refresh();
 
     // Bring the candidates of changed banks up to date.
     const bool refab_due = m_ref_active && m_ref_kind == command::REFAB;
@@ -176,7 +183,7 @@ bool pc_controller::step(cycle_t limit, int stop_dir, bool& stopped) {
         }
     }
 
-    cycle_t t_evt = m_ref_active ? NEVER : m_refresh->next_due();
+    cycle_t t_evt = m_ref_active ? NEVER : m_ref_due;
     if (t_evt != NEVER && t_evt <= best_t) {
         // The next thing to happen is a refresh falling due.
         if (t_evt >= limit) {
@@ -242,7 +249,14 @@ void pc_controller::issue(uint32_t b, int32_t req, command cmd, cycle_t t) {
     case command::RD:
     case command::WR: {
         const burst_request r = m_q.at(req);
-        bool ap = m_page->auto_precharge(m_q, b, r.row, req);
+        bool ap;
+        switch (m_cfg.page_policy) {  // final classes, inline members: direct calls
+        case page_policy_kind::closed_adaptive:
+            ap = static_cast<const page_policy_closed_adaptive&>(*m_page).auto_precharge(m_q, b, r.row, req);
+            break;
+        case page_policy_kind::closed: ap = true; break;
+        default: ap = static_cast<const page_policy_open&>(*m_page).auto_precharge(m_q, b, r.row, req); break;
+        }
         if (ap) cmd = r.write ? command::WRA : command::RDA;
         tag = r.tag;
         row = r.row;
@@ -266,11 +280,13 @@ void pc_controller::issue(uint32_t b, int32_t req, command cmd, cycle_t t) {
     case command::REFPB:
         m_chk.issue(cmd, b, t);
         m_refresh->issued(t, b);
+        m_ref_due = m_refresh->next_due();
         m_ref_active = false;
         break;
     case command::REFAB:
         m_chk.issue(cmd, 0, t);
         m_refresh->issued(t, 0);
+        m_ref_due = m_refresh->next_due();
         m_ref_active = false;
         m_dirty.set_all(m_banks);
         break;
