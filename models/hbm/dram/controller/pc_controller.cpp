@@ -118,7 +118,22 @@ void pc_controller::compute_candidate(uint32_t b) {
                            : static_cast<const scheduler_fcfs&>(*m_sched).rank(r, column));
     }
     if (req != -1) cls = uint8_t(timing_checker::class_of(cmd));
-    if (cls != m_cls[b] || rank != m_rank[b]) {  // move it in the class lists
+    if (cls != NO_CLASS && cls == m_cls[b] && rank != m_rank[b]) {
+        // Same class, new rank: move the key inside its sorted list in one pass (same result as remove + insert).
+        auto& v = m_by_class[cls];
+        const uint64_t old_key = (m_rank[b] << 8) | b, key = (rank << 8) | b;
+        uint64_t* d = v.data();
+        const size_t n = v.size();
+        size_t i = 0;
+        while (d[i] != old_key) ++i;
+        if (key > old_key) {
+            for (; i + 1 < n && d[i + 1] < key; ++i) d[i] = d[i + 1];
+        } else {
+            for (; i > 0 && d[i - 1] > key; --i) d[i] = d[i - 1];
+        }
+        d[i] = key;
+        m_rank[b] = rank;
+    } else if (cls != m_cls[b] || rank != m_rank[b]) {  // move it between the class lists
         class_remove(b);
         m_cls[b] = cls;
         m_rank[b] = rank;
