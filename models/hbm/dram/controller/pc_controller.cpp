@@ -1,5 +1,6 @@
 #include "models/hbm/dram/controller/pc_controller.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "models/hbm/dram/scheduler/scheduler_fcfs.h"
@@ -79,20 +80,15 @@ void pc_controller::class_remove(uint32_t b) {
     if (m_cls[b] == NO_CLASS) return;
     auto& v = m_by_class[m_cls[b]];
     const uint64_t key = (m_rank[b] << 8) | b;
-    size_t n = v.size(), i = 0;
-    while (i < n && v[i] != key) ++i;
-    for (; i + 1 < n; ++i) v[i] = v[i + 1];
-    v.pop_back();
+    // The list is sorted and its keys unique: binary search, then one memmove (vector::erase).
+    v.erase(std::lower_bound(v.begin(), v.end(), key));
     m_cls[b] = NO_CLASS;
 }
 
 void pc_controller::class_insert(uint32_t b) {
     auto& v = m_by_class[m_cls[b]];
     const uint64_t key = (m_rank[b] << 8) | b;
-    v.push_back(key);
-    size_t i = v.size() - 1;
-    for (; i > 0 && v[i - 1] > key; --i) v[i] = v[i - 1];
-    v[i] = key;
+    v.insert(std::lower_bound(v.begin(), v.end(), key), key);
 }
 
 void pc_controller::compute_candidate(uint32_t b) {
