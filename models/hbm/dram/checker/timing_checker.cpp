@@ -11,20 +11,6 @@ timing_checker::timing_checker(const memspec& m)
     for (uint32_t b = 0; b < m_banks; ++b) m_group_of[b] = uint16_t(b / m_banks_per_group);
 }
 
-timing_checker::cls timing_checker::class_of(command c) {
-    switch (c) {
-    case command::ACT: return C_ACT;
-    case command::PRE:
-    case command::PREA: return C_PRE;
-    case command::RD:
-    case command::RDA: return C_RD;
-    case command::WR:
-    case command::WRA: return C_WR;
-    case command::REFAB: return C_REFAB;
-    default: return C_REFPB;
-    }
-}
-
 bound timing_checker::earliest(command c, uint32_t bank) const {
     cls k = class_of(c);
     bound b = m_pc[k];

@@ -59,7 +59,19 @@ public:
     // Raw bounds for the controller's fast path: the earliest cycle of a command of class `k` is the maximum of the
     // bank, group and pseudo-channel bounds (PREA excepted).
     enum cls : unsigned { C_ACT, C_PRE, C_RD, C_WR, C_REFAB, C_REFPB, NUM_CLS };
-    static cls class_of(command c);
+    static cls class_of(command c) {
+        switch (c) {
+        case command::ACT: return C_ACT;
+        case command::PRE:
+        case command::PREA: return C_PRE;
+        case command::RD:
+        case command::RDA: return C_RD;
+        case command::WR:
+        case command::WRA: return C_WR;
+        case command::REFAB: return C_REFAB;
+        default: return C_REFPB;
+        }
+    }
     cycle_t bank_bound(cls k, uint32_t bank) const { return m_bank[bank][k].t; }
     cycle_t group_bound(cls k, uint32_t group) const { return m_group[group][k].t; }
     cycle_t pc_bound(cls k) const { return m_pc[k].t; }

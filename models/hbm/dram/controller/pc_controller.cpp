@@ -1,6 +1,10 @@
 #include "models/hbm/dram/controller/pc_controller.h"
 
+#include <algorithm>
 #include <stdexcept>
+
+#include "models/hbm/dram/scheduler/scheduler_fcfs.h"
+#include "models/hbm/dram/scheduler/scheduler_fr_fcfs.h"
 
 namespace trnsim::hbm {
 
@@ -12,7 +16,7 @@ constexpr uint64_t NO_TAG = ~uint64_t(0);
 pc_controller::pc_controller(const memspec& m, const controller_config& cfg, uint32_t index, cycle_t refresh_offset)
     : m_spec(m), m_cfg(cfg), m_index(index), m_banks(m.banks_per_pc()), m_sched(make_scheduler(cfg.scheduler)),
       m_page(make_page_policy(cfg.page_policy)), m_refresh(make_refresh(cfg.refresh, m, refresh_offset)),
-      m_ref_kind(m_refresh->kind()), m_chk(m),
+      m_ref_kind(m_refresh->kind()), m_ref_due(m_refresh->next_due()), m_chk(m),
       m_fsm(m.banks_per_pc()), m_q(m.banks_per_pc(), cfg.read_queue_depth, cfg.write_queue_depth),
       m_req(m_banks, -1), m_cmd(m_banks, command::ACT), m_cls(m_banks, NO_CLASS), m_rank(m_banks, 0),
       m_elocal(m_banks, LONG_AGO), m_open_since(m_banks, 0), m_last_use(m_banks, LONG_AGO) {
@@ -76,20 +80,15 @@ void pc_controller::class_remove(uint32_t b) {
     if (m_cls[b] == NO_CLASS) return;
     auto& v = m_by_class[m_cls[b]];
     const uint64_t key = (m_rank[b] << 8) | b;
-    size_t n = v.size(), i = 0;
-    while (i < n && v[i] != key) ++i;
-    for (; i + 1 < n; ++i) v[i] = v[i + 1];
-    v.pop_back();
+    // The list is sorted and its keys unique: binary search, then one memmove (vector::erase).
+    v.erase(std::lower_bound(v.begin(), v.end(), key));
     m_cls[b] = NO_CLASS;
 }
 
 void pc_controller::class_insert(uint32_t b) {
     auto& v = m_by_class[m_cls[b]];
     const uint64_t key = (m_rank[b] << 8) | b;
-    v.push_back(key);
-    size_t i = v.size() - 1;
-    for (; i > 0 && v[i - 1] > key; --i) v[i] = v[i - 1];
-    v[i] = key;
+    v.insert(std::lower_bound(v.begin(), v.end(), key), key);
 }
 
 void pc_controller::compute_candidate(uint32_t b) {
@@ -104,14 +103,33 @@ void pc_controller::compute_candidate(uint32_t b) {
         // else: closed, waiting for the all-bank refresh
     } else if (m_q.in_bank(m_dir, b) > 0) {
         int64_t open = m_fsm.open_row(b);
-        req = m_sched->pick(m_q, m_dir, b, open);
+        // The built-in schedulers are final classes with inline members: call them directly (no virtual call).
+        const bool frfcfs = m_cfg.scheduler == scheduler_kind::fr_fcfs;
+        if (frfcfs) req = static_cast<const scheduler_fr_fcfs&>(*m_sched).pick(m_q, m_dir, b, open);
+        else req = static_cast<const scheduler_fcfs&>(*m_sched).pick(m_q, m_dir, b, open);
         const burst_request& r = m_q.at(req);
         bool column = open == int64_t(r.row);
         cmd = open < 0 ? command::ACT : column ? (r.write ? command::WR : command::RD) : command::PRE;
-        rank = 1 + m_sched->rank(r, column);
+        rank = 1 + (frfcfs ? static_cast<const scheduler_fr_fcfs&>(*m_sched).rank(r, column)
+                           : static_cast<const scheduler_fcfs&>(*m_sched).rank(r, column));
     }
     if (req != -1) cls = uint8_t(timing_checker::class_of(cmd));
-    if (cls != m_cls[b] || rank != m_rank[b]) {  // move it in the class lists
+    if (cls != NO_CLASS && cls == m_cls[b] && rank != m_rank[b]) {
+        // Same class, new rank: move the key inside its sorted list in one pass (same result as remove + insert).
+        auto& v = m_by_class[cls];
+        const uint64_t old_key = (m_rank[b] << 8) | b, key = (rank << 8) | b;
+        uint64_t* d = v.data();
+        const size_t n = v.size();
+        size_t i = 0;
+        while (d[i] != old_key) ++i;
+        if (key > old_key) {
+            for (; i + 1 < n && d[i + 1] < key; ++i) d[i] = d[i + 1];
+        } else {
+            for (; i > 0 && d[i - 1] > key; --i) d[i] = d[i - 1];
+        }
+        d[i] = key;
+        m_rank[b] = rank;
+    } else if (cls != m_cls[b] || rank != m_rank[b]) {  // move it between the class lists
         class_remove(b);
         m_cls[b] = cls;
         m_rank[b] = rank;
@@ -128,7 +146,7 @@ bool pc_controller::step(cycle_t limit, int stop_dir, bool& stopped) {
         return false;
     }
     update_direction();
-    if (!m_ref_active && m_refresh->next_due() <= m_now) activate_refresh();
+    if (!m_ref_active && m_ref_due <= m_now) activate_refresh();
 
     // Bring the candidates of changed banks up to date.
     const bool refab_due = m_ref_active && m_ref_kind == command::REFAB;
@@ -176,7 +194,7 @@ bool pc_controller::step(cycle_t limit, int stop_dir, bool& stopped) {
         }
     }
 
-    cycle_t t_evt = m_ref_active ? NEVER : m_refresh->next_due();
+    cycle_t t_evt = m_ref_active ? NEVER : m_ref_due;
     if (t_evt != NEVER && t_evt <= best_t) {
         // The next thing to happen is a refresh falling due.
         if (t_evt >= limit) {
@@ -242,7 +260,14 @@ void pc_controller::issue(uint32_t b, int32_t req, command cmd, cycle_t t) {
     case command::RD:
     case command::WR: {
         const burst_request r = m_q.at(req);
-        bool ap = m_page->auto_precharge(m_q, b, r.row, req);
+        bool ap;
+        switch (m_cfg.page_policy) {  // final classes, inline members: direct calls
+        case page_policy_kind::closed_adaptive:
+            ap = static_cast<const page_policy_closed_adaptive&>(*m_page).auto_precharge(m_q, b, r.row, req);
+            break;
+        case page_policy_kind::closed: ap = true; break;
+        default: ap = static_cast<const page_policy_open&>(*m_page).auto_precharge(m_q, b, r.row, req); break;
+        }
         if (ap) cmd = r.write ? command::WRA : command::RDA;
         tag = r.tag;
         row = r.row;
@@ -266,11 +291,13 @@ void pc_controller::issue(uint32_t b, int32_t req, command cmd, cycle_t t) {
     case command::REFPB:
         m_chk.issue(cmd, b, t);
         m_refresh->issued(t, b);
+        m_ref_due = m_refresh->next_due();
         m_ref_active = false;
         break;
     case command::REFAB:
         m_chk.issue(cmd, 0, t);
         m_refresh->issued(t, 0);
+        m_ref_due = m_refresh->next_due();
         m_ref_active = false;
         m_dirty.set_all(m_banks);
         break;
@@ -278,10 +305,30 @@ void pc_controller::issue(uint32_t b, int32_t req, command cmd, cycle_t t) {
     }
     ++m_cnt.commands[unsigned(cmd)];
     m_dirty.set(b);
-    // Commands change group-level bounds: refresh the cached bank/group bound of the other banks of the group.
-    uint32_t g0 = m_chk.bank_group_of(b) * m_spec.banks_per_group;
-    for (uint32_t o = g0; o < g0 + m_spec.banks_per_group; ++o)
-        if (o != b && m_cls[o] != NO_CLASS) compute_local(o);
+    // A command to bank b changes only bank b's bounds (b is dirty, recomputed at the next step), the pseudo-channel
+    // bounds and, for ACT/RD/WR, group bounds of its group: ACT raises the group's ACT bound, RD its RD bound, WR its
+    // WR and RD bounds. Bounds only rise, so the cached bank/group bound of another bank of the group whose candidate
+    // is of a raised class becomes max(cached, new group bound); no other cached bound changes.
+    unsigned mask = 0;
+    switch (cmd) {
+    case command::ACT: mask = 1u << timing_checker::C_ACT; break;
+    case command::RD:
+    case command::RDA: mask = 1u << timing_checker::C_RD; break;
+    case command::WR:
+    case command::WRA: mask = (1u << timing_checker::C_WR) | (1u << timing_checker::C_RD); break;
+    default: break;
+    }
+    if (mask) {
+        const uint32_t g = m_chk.bank_group_of(b), n = m_spec.banks_per_group, g0 = g * n;
+        const uint8_t* cls = m_cls.data();
+        cycle_t* el = m_elocal.data();
+        for (uint32_t o = g0; o < g0 + n; ++o) {
+            const unsigned k = cls[o];
+            if (o == b || k == NO_CLASS || !((mask >> k) & 1)) continue;
+            const cycle_t gb = m_chk.group_bound(timing_checker::cls(k), g);
+            if (gb > el[o]) el[o] = gb;
+        }
+    }
     if (m_observer) m_observer(command_record{m_index, t, cmd, b, row, col, tag});
 }
 

@@ -109,6 +109,7 @@ private:
     std::unique_ptr<page_policy_if> m_page;
     std::unique_ptr<refresh_if> m_refresh;
     command m_ref_kind;  // m_refresh->kind(), cached
+    cycle_t m_ref_due;   // m_refresh->next_due(), cached (changes only in m_refresh->issued())
     timing_checker m_chk;
     bank_fsm m_fsm;
     request_queue m_q;

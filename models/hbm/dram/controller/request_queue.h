@@ -35,8 +35,10 @@ public:
     bool test(uint32_t b) const { return (m_w[b >> 6] >> (b & 63)) & 1; }
     void clear_all() { m_w.fill(0); }
     void set_all(uint32_t n) {
-        clear_all();
-        for (uint32_t b = 0; b < n; ++b) set(b);
+        for (uint32_t w = 0; w < m_w.size(); ++w) {
+            uint32_t lo = w * 64;
+            m_w[w] = n >= lo + 64 ? ~uint64_t(0) : n > lo ? (uint64_t(1) << (n - lo)) - 1 : 0;
+        }
     }
     bank_set operator&(const bank_set& o) const {
         bank_set r;

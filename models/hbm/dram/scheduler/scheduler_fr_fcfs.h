@@ -9,7 +9,13 @@ namespace trnsim::hbm {
 class scheduler_fr_fcfs final : public scheduler_if {
 public:
     const char* name() const override { return "fr_fcfs"; }
-    int32_t pick(const request_queue& q, unsigned d, uint32_t bank, int64_t open_row) const override;
+    int32_t pick(const request_queue& q, unsigned d, uint32_t bank, int64_t open_row) const override {
+        int32_t h = q.head(d, bank);
+        if (open_row < 0) return h;
+        for (int32_t i = h; i >= 0; i = q.at(i).next)
+            if (int64_t(q.at(i).row) == open_row) return i;
+        return h;
+    }
     uint64_t rank(const burst_request& r, bool column) const override {
         return (column ? 0 : uint64_t(1) << 54) | (r.seq & ((uint64_t(1) << 54) - 1));
     }
