@@ -53,18 +53,23 @@ TEST_CASE("link faults: a degraded link bottlenecks a ring allreduce as alpha-be
     link::link_params slow = cfg.multichip.faults[0].apply(cfg.multichip.links[0]);
     REQUIRE(slow.effective_gbps() < 0.3 * cfg.multichip.links[0].effective_gbps());
     auto r = run(cfg, collective::algo::ring, B);
-    CHECK(r.sim_ns == Approx(ring_allreduce_ns(B, 8, slow)).epsilon(0.03));
+    // The slow direction carries 2(n-1) blocks of B/n back to back and everything else hides behind it (its
+    // latencies, the reductions, the healthy links): the beta term of alpha-beta with the slow link's bandwidth.
+    CHECK(r.sim_ns == Approx(2.0 * 7 * double(B) / 8 / slow.effective_gbps()).epsilon(0.02));
     // Far slower than the healthy ring's formula: the fault is what sets the pace.
-    CHECK(r.sim_ns > 2.5 * ring_allreduce_ns(B, 8, cfg.multichip.links[0]));
+    CHECK(r.sim_ns > 3 * ring_allreduce_ns(B, 8, cfg.multichip.links[0]));
 }
 
-TEST_CASE("link faults: extra latency on a degraded link adds to every ring step", "[multichip][faults]") {
+TEST_CASE("link faults: extra latency on a degraded link adds to the ring steps that cross it",
+          "[multichip][faults]") {
     const uint64_t B = 64 * 1024;
     auto cfg = load("ring-8", {fault_json(R"({"from":2,"to":3,"state":"degraded","extra_latency_ns":10000})")}, false);
     link::link_params slow = cfg.multichip.faults[0].apply(cfg.multichip.links[0]);
     REQUIRE(slow.latency_ns == Approx(cfg.multichip.links[0].latency_ns + 10000));
     auto r = run(cfg, collective::algo::ring, B);
-    CHECK(r.sim_ns == Approx(ring_allreduce_ns(B, 8, slow)).epsilon(0.03));
+    // The critical path of the 14 dependent ring steps goes 1.75 times round the ring of 8: it crosses the slow
+    // hop twice (small message: the credit limit of the longer round trip does not matter).
+    CHECK(r.sim_ns == Approx(ring_allreduce_ns(B, 8, cfg.multichip.links[0]) + 2 * 10000.0).epsilon(0.03));
 }
 
 TEST_CASE("link faults: a ring with one direction down runs the other way round and stays bit-exact",
