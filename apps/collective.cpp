@@ -249,6 +249,11 @@ int cmd_collective(int argc, char** argv) {
         for (const auto& u : r.util)
             j["utilisation"][u.kind] = {{"count", u.count}, {"max", u.max}, {"avg", u.avg}, {"bytes", u.bytes},
                                         {"queued_ns", u.wait_ns}};
+        j["link_faults"] = nlohmann::json::array();
+        for (const auto& f : cfg.multichip.faults)
+            j["link_faults"].push_back({{"from", f.from}, {"to", f.to}, {"state", f.down ? "down" : "degraded"},
+                                        {"bandwidth_factor", f.bandwidth_factor},
+                                        {"extra_latency_ns", f.extra_latency_ns}});
         j["stats"] = r.stats;
         j["config"] = cfg.source;
         write_file_atomic(a.str("stats", ""), j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
