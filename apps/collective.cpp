@@ -21,12 +21,16 @@ trnsim collective [--platform NAME | --config FILE] [--set key.path=value ...] [
                   --op allreduce|reduce_scatter|allgather|alltoall|broadcast --bytes SIZE
                   [--algo ring|bidir_ring|torus|hierarchical|direct] [--dtype fp32|bf16|fp16|...] [--chunks N]
                   [--root CHIP] [--timing-only] [--check] [--seed S] [--stats FILE.json] [--max-data-gib G] [--quiet]
+                  [--link-down A-B ...] [--link-degraded A-B:FACTOR[:EXTRA_NS] ...]
   runs one collective on a server / cluster platform (trnsim list: ring-8, torus-4x4, trn2-ultraserver-64,
   cluster-...); SIZE in bytes, or with a suffix K/KiB, M/MiB, G/GiB (powers of 1024). Prints the simulated time,
   algbw = bytes / time and busbw = algbw * bus factor (nccl-tests), and link / network port utilisation.
   defaults: --platform trn2-ultraserver-64 --algo ring --dtype fp32 --chunks 1
   --timing-only moves no data (same timing); --check compares every element of every chip's output with the
   reference execution (functional runs; refused above --max-data-gib of real data, default 4)
+  --link-down A-B: the link direction chip A -> chip B carries nothing (routing and the ring algorithms avoid it);
+  --link-degraded A-B:F[:NS]: its bandwidth times F (0 < F < 1), its latency plus NS; both add to the config's
+  server.faults.links (docs/RELIABILITY.md "Link faults")
 )";
 
 namespace {
@@ -63,6 +67,51 @@ std::string topo_text(const collective::topology& t) {
     return "";
 }
 
+// "A-B" or "A-B:F[:NS]" of --link-down / --link-degraded.
+platform::link_fault parse_fault(const std::string& opt, const std::string& v, bool down) {
+    std::string form = down ? "A-B (e.g. 3-4)" : "A-B:FACTOR[:EXTRA_NS] (e.g. 3-4:0.5)";
+    auto bad = [&](const std::string& why) {
+        return usage_error("--" + opt + ": '" + v + "' " + why + ", expected " + form);
+    };
+    platform::link_fault f;
+    f.down = down;
+    size_t dash = v.find('-'), colon = v.find(':');
+    if (dash == std::string::npos || dash == 0) throw bad("has no chip pair");
+    auto number = [&](const std::string& t, const char* what) {
+        size_t used = 0;
+        double x = 0;
+        try {
+            x = std::stod(t, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (t.empty() || used != t.size() || !std::isfinite(x)) throw bad(std::string("has a bad ") + what);
+        return x;
+    };
+    auto chip = [&](const std::string& t) {
+        if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos || t.size() > 9)
+            throw bad("has a bad chip id '" + t + "'");
+        return uint32_t(std::stoul(t));
+    };
+    f.from = chip(v.substr(0, dash));
+    f.to = chip(v.substr(dash + 1, colon == std::string::npos ? std::string::npos : colon - dash - 1));
+    if (down) {
+        if (colon != std::string::npos) throw bad("has a factor (a down link has none)");
+        return f;
+    }
+    if (colon == std::string::npos) throw bad("has no bandwidth factor");
+    std::string rest = v.substr(colon + 1);
+    size_t c2 = rest.find(':');
+    f.bandwidth_factor = number(rest.substr(0, c2), "bandwidth factor");
+    if (c2 != std::string::npos) f.extra_latency_ns = number(rest.substr(c2 + 1), "extra latency");
+    if (!(f.bandwidth_factor > 0 && f.bandwidth_factor < 1))
+        throw usage_error("--" + opt + ": bandwidth factor " + fmt("%g", f.bandwidth_factor) + " of link " +
+                          v.substr(0, colon) + " must be > 0 and < 1 (a dead link is --link-down)");
+    if (f.extra_latency_ns < 0) throw usage_error("--" + opt + ": extra latency of link " + v.substr(0, colon) +
+                                                  " must be >= 0");
+    return f;
+}
+
 }  // namespace
 
 int cmd_collective(int argc, char** argv) {
@@ -73,8 +122,8 @@ int cmd_collective(int argc, char** argv) {
         }
     args a(argc, argv, 2,
            {"platform", "config", "set", "config-dir", "op", "bytes", "algo", "dtype", "chunks", "root", "seed",
-            "stats", "max-data-gib", "wall-limit"},
-           {"timing-only", "check", "quiet"}, {"set"});
+            "stats", "max-data-gib", "wall-limit", "link-down", "link-degraded"},
+           {"timing-only", "check", "quiet"}, {"set", "link-down", "link-degraded"});
     if (!a.positional().empty()) throw usage_error("unexpected argument '" + a.positional()[0] + "'");
     if (a.has("platform") && a.has("config")) throw usage_error("give --platform or --config, not both");
     if (!a.has("op")) throw usage_error("--op is required (allreduce, reduce_scatter, allgather, alltoall, broadcast)");
@@ -118,6 +167,15 @@ int cmd_collective(int argc, char** argv) {
     if (cfg.multichip.kind == platform::platform_kind::single_chip)
         throw usage_error("--platform: '" + what + "' is a single chip; collectives need a server or cluster (" +
                           "e.g. ring-8, torus-4x4, trn2-ultraserver-64, cluster-4x16)");
+    for (const char* opt : {"link-down", "link-degraded"})
+        for (const std::string& v : a.list(opt)) {
+            platform::link_fault f = parse_fault(opt, v, std::string(opt) == "link-down");
+            try {
+                platform::add_link_fault(cfg.multichip, f, std::string("--") + opt + " " + v);
+            } catch (const std::exception& e) {
+                throw usage_error(e.what());
+            }
+        }
     uint32_t n = cfg.multichip.chips();
     if (p.o == collective::op::broadcast && p.root >= n)
         throw usage_error("--root: chip " + std::to_string(p.root) + " does not exist (" + std::to_string(n) + " chips)");
@@ -144,6 +202,11 @@ int cmd_collective(int argc, char** argv) {
 
     std::cout << "collective " << collective::name_of(p.o) << " (" << collective::name_of(p.a) << ") on " << what
               << ": " << n << " chips, " << topo_text(cfg.multichip.topo) << "\n";
+    for (const auto& f : cfg.multichip.faults)
+        std::cout << "  link fault      " << f.from << "->" << f.to << " "
+                  << (f.down ? std::string("down")
+                             : fmt("degraded: bandwidth x %g, latency +%g ns", f.bandwidth_factor, f.extra_latency_ns))
+                  << "\n";
     std::cout << "  message         " << p.bytes << " bytes " << numerics::name_of(p.dt) << ", chunks " << p.chunks
               << (cfg.functional ? ", real data" : ", timing only") << "\n";
     std::cout << "  schedule        " << r.steps << " steps (" << r.copies << " copies, " << r.reduces
@@ -186,6 +249,11 @@ int cmd_collective(int argc, char** argv) {
         for (const auto& u : r.util)
             j["utilisation"][u.kind] = {{"count", u.count}, {"max", u.max}, {"avg", u.avg}, {"bytes", u.bytes},
                                         {"queued_ns", u.wait_ns}};
+        j["link_faults"] = nlohmann::json::array();
+        for (const auto& f : cfg.multichip.faults)
+            j["link_faults"].push_back({{"from", f.from}, {"to", f.to}, {"state", f.down ? "down" : "degraded"},
+                                        {"bandwidth_factor", f.bandwidth_factor},
+                                        {"extra_latency_ns", f.extra_latency_ns}});
         j["stats"] = r.stats;
         j["config"] = cfg.source;
         write_file_atomic(a.str("stats", ""), j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");

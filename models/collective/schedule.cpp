@@ -257,6 +257,30 @@ phase_layout make_layout(const topology& t, algo a) {
     return L;
 }
 
+// The directions the ring algorithms may run in (+1: chip i sends to i+1). On a ring topology with down links a
+// direction is usable only if all its links are up: `ring` takes + or else -, `bidir_ring` keeps the usable ones.
+// Other topologies leave the down links to the platform's routing.
+std::vector<int> ring_dirs(const topology& t, algo a) {
+    std::vector<int> all = a == algo::bidir_ring ? std::vector<int>{+1, -1} : std::vector<int>{+1};
+    uint32_t n = t.chips();
+    if (t.k != topology::kind::ring || t.down.empty() || n < 2) return all;
+    std::string broken[2];
+    for (uint32_t i = 0; i < n; ++i) {
+        uint32_t up = (i + 1) % n, dn = (i + n - 1) % n;
+        if (!t.link_up(i, up) && broken[0].empty()) broken[0] = std::to_string(i) + "->" + std::to_string(up);
+        if (!t.link_up(i, dn) && broken[1].empty()) broken[1] = std::to_string(i) + "->" + std::to_string(dn);
+    }
+    std::vector<int> ok;
+    if (broken[0].empty()) ok.push_back(+1);
+    if (broken[1].empty()) ok.push_back(-1);
+    if (ok.empty())
+        throw std::invalid_argument("collective: the " + std::string(name_of(a)) +
+                                    " algorithm has no usable direction round the ring: link " + broken[0] +
+                                    " (direction +) and link " + broken[1] + " (direction -) are down");
+    if (a == algo::bidir_ring) return ok;
+    return {ok[0]};
+}
+
 // One ring instance of an operation: the part of the data it moves (for a bidirectional ring, one direction's half
 // of every block) and the direction of its rings.
 struct instance {
@@ -445,11 +469,12 @@ void build_rings(schedule& s, builder& b, uint64_t elem) {
     std::vector<uint64_t> blocks = split_even(p.bytes / elem, n);
     const uint64_t slot = p.bytes / n;
     std::vector<instance> ins;
-    if (p.a == algo::bidir_ring && n > 1) {
+    std::vector<int> dirs = ring_dirs(s.topo, p.a);
+    if (dirs.size() == 2 && n > 1) {
         ins.push_back(make_instance(L, blocks, chip_indexed, slot, elem, 1, +1));
         ins.push_back(make_instance(L, blocks, chip_indexed, slot, elem, 2, -1));
     } else {
-        ins.push_back(make_instance(L, blocks, chip_indexed, slot, elem, 0, +1));
+        ins.push_back(make_instance(L, blocks, chip_indexed, slot, elem, 0, dirs[0]));
     }
     // Lay out the instances' scratch one after the other, then run them (program order: instance by instance; the
     // hazard tracker lets them overlap in time).
@@ -514,12 +539,13 @@ void build_broadcast(schedule& s, builder& b, uint64_t elem) {
     }
     struct part { uint64_t off, bytes; int dir; };
     std::vector<part> parts;
-    if (p.a == algo::bidir_ring && n > 2) {
+    std::vector<int> dirs = ring_dirs(s.topo, p.a);
+    if (dirs.size() == 2 && n > 2) {
         uint64_t first = (elems + 1) / 2 * elem;
         parts.push_back(part{0, first, +1});
         parts.push_back(part{first, p.bytes - first, -1});
     } else {
-        parts.push_back(part{0, p.bytes, +1});
+        parts.push_back(part{0, p.bytes, dirs[0]});
     }
     phase_layout L = make_layout(s.topo, p.a);
     for (const part& pt : parts) {

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "models/numerics/dtype.h"
@@ -53,12 +54,24 @@ algo parse_algo(std::string_view s);
 //   cluster: `servers` servers of chips_per_server chips each; chip = server * chips_per_server + local; the chips of
 //            one server form a torus of dims (dims[0]*dims[1]*dims[2] == chips_per_server), the servers are joined
 //            by the switched network (any chip's NIC reaches any other server).
+//
+// Link faults (docs/RELIABILITY.md "Link faults"): `down` lists the link directions (from chip, to chip; neighbours
+// of one server) that carry nothing. The ring algorithms on a ring topology consult it: a ring whose + direction
+// has a down link runs the other way round, a bidirectional ring keeps only its intact direction, and a ring with
+// both directions broken fails naming the links. Other algorithms leave the routing to the platform, which takes
+// the other way round the dimension of a down hop (torus_routing.h) or fails before the simulation starts.
 struct topology {
     enum class kind : uint8_t { ring, torus, cluster };
     kind k = kind::ring;
     std::array<uint32_t, 3> dims{1, 1, 1};
     uint32_t servers = 1;
     uint32_t chips_per_server = 1;
+    std::vector<std::pair<uint32_t, uint32_t>> down;  // link directions that carry nothing (from, to)
+    bool link_up(uint32_t from, uint32_t to) const {
+        for (const auto& d : down)
+            if (d.first == from && d.second == to) return false;
+        return true;
+    }
 
     uint32_t chips() const;
     // Coordinates of a chip inside its server's torus, and the inverse.

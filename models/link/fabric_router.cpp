@@ -40,7 +40,7 @@ void fabric_router::bind_nic(target_socket& t) {
 int fabric_router::decide(uint64_t a) const {
     uint32_t dst = chip_of(a);
     if (dst == m_chip) return LOCAL;
-    if (dst >= m_total) return -2;
+    if (dst >= m_total) return BLOCKED;
     uint32_t per = m_shape.chips();
     if (dst < m_first || dst >= m_first + per) return NIC;
     return m_shape.next_port(m_chip - m_first, dst - m_first);
@@ -49,7 +49,7 @@ int fabric_router::decide(uint64_t a) const {
 void fabric_router::b_transport(int, tlm::tlm_generic_payload& gp, sc_time& delay) {
     uint64_t a = gp.get_address() & ~GLOBAL_BIT;
     int where = decide(a);
-    int idx = where == -2 ? -1 : out_index(where);
+    int idx = where == BLOCKED ? -1 : out_index(where);
     if (idx < 0) {
         ++m_errors;
         gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
@@ -81,7 +81,7 @@ void fabric_router::b_transport(int, tlm::tlm_generic_payload& gp, sc_time& dela
 unsigned fabric_router::transport_dbg(int, tlm::tlm_generic_payload& gp) {
     uint64_t a = gp.get_address() & ~GLOBAL_BIT;
     int where = decide(a);
-    int idx = where == -2 ? -1 : out_index(where);
+    int idx = where == BLOCKED ? -1 : out_index(where);
     if (idx < 0) return 0;
     if (where != LOCAL) return out[size_t(idx)]->transport_dbg(gp);
     gp.set_address(local_of(a));

@@ -6,7 +6,8 @@
 //   a chip of another server      -> the NIC (the switched network finds the server).
 // The router never waits. A transaction without transfer_ext (a DMA burst) gets one for its trip, so links see when
 // its bytes are available; at the local delivery the delay becomes the tail (the last byte's arrival).
-// Unroutable addresses (a chip id beyond the platform) get TLM_ADDRESS_ERROR_RESPONSE.
+// Unroutable addresses (a chip id beyond the platform, or a chip cut off by down links) get
+// TLM_ADDRESS_ERROR_RESPONSE.
 #pragma once
 #include <array>
 #include <string>

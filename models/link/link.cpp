@@ -28,8 +28,8 @@ void link_direction::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
 
 unsigned link_direction::transport_dbg(tlm::tlm_generic_payload& gp) { return out->transport_dbg(gp); }
 
-link::link(sc_core::sc_module_name name, const link_params& p)
-    : sc_module(name), a2b("a2b", p), b2a("b2a", p), m_stats(basename()) {
+link::link(sc_core::sc_module_name name, const link_params& a2b_p, const link_params& b2a_p)
+    : sc_module(name), a2b("a2b", a2b_p), b2a("b2a", b2a_p), m_stats(basename()) {
     m_stats.add(a2b.stats());
     m_stats.add(b2a.stats());
 }

@@ -42,7 +42,9 @@ private:
 class link : public sc_core::sc_module {
 public:
     link_direction a2b, b2a;
-    link(sc_core::sc_module_name name, const link_params& p);
+    link(sc_core::sc_module_name name, const link_params& p) : link(name, p, p) {}
+    // Directions with their own parameters (a degraded direction, docs/RELIABILITY.md "Link faults").
+    link(sc_core::sc_module_name name, const link_params& a2b_p, const link_params& b2a_p);
     stats::group& stats() { return m_stats; }
 
 private:

@@ -20,22 +20,57 @@ uint32_t torus_shape::neighbour(uint32_t chip, int port) const {
     return chip_at(c);
 }
 
+bool torus_shape::port_up(uint32_t chip, int port) const {
+    for (const auto& d : down)
+        if (d.first == chip && d.second == port) return false;
+    return true;
+}
+
+bool torus_shape::way_up(uint32_t chip, int port, uint32_t hops) const {
+    for (uint32_t h = 0; h < hops; ++h, chip = neighbour(chip, port))
+        if (!port_up(chip, port)) return false;
+    return true;
+}
+
 int torus_shape::next_port(uint32_t chip, uint32_t dst) const {
     auto a = coords(chip), b = coords(dst);
     for (int d = 0; d < 3; ++d) {
         if (a[size_t(d)] == b[size_t(d)]) continue;
         uint32_t n = dims[size_t(d)];
-        if (n == 2) return 2 * d;
+        if (n == 2) return port_up(chip, 2 * d) ? 2 * d : BLOCKED;
         uint32_t fwd = (b[size_t(d)] + n - a[size_t(d)]) % n;
-        return fwd <= n / 2 ? 2 * d : 2 * d + 1;
+        int first = fwd <= n / 2 ? 2 * d : 2 * d + 1, other = first ^ 1;
+        uint32_t hops = first % 2 == 0 ? fwd : n - fwd;
+        if (down.empty() || way_up(chip, first, hops)) return first;
+        // The other way round this dimension. Along a way that is up, every later chip sees the rest of it up and
+        // the way back through the source broken, so the hop-by-hop choice stays on one way.
+        if (way_up(chip, other, n - hops)) return other;
+        return BLOCKED;
     }
     return LOCAL;
 }
 
-std::vector<std::pair<uint32_t, int>> torus_shape::route(uint32_t src, uint32_t dst) const {
+std::vector<std::pair<uint32_t, int>> torus_shape::route(uint32_t src, uint32_t dst,
+                                                         std::pair<uint32_t, int>* blocked) const {
     std::vector<std::pair<uint32_t, int>> r;
     uint32_t c = src;
     for (int p; (p = next_port(c, dst)) != LOCAL;) {
+        if (p == BLOCKED) {
+            if (blocked) {
+                // Name the first down direction of the dimension-order (shortest) way.
+                torus_shape plain = *this;
+                plain.down.clear();
+                for (uint32_t x = c; x != dst;) {
+                    int q = plain.next_port(x, dst);
+                    if (!port_up(x, q)) {
+                        *blocked = {x, q};
+                        break;
+                    }
+                    x = neighbour(x, q);
+                }
+            }
+            return {};
+        }
         r.emplace_back(c, p);
         c = neighbour(c, p);
     }

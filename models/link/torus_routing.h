@@ -29,9 +29,16 @@ namespace trnsim::link {
 
 constexpr int PORTS = 6;
 constexpr int LOCAL = -1;
+constexpr int BLOCKED = -2;
 
 struct torus_shape {
     std::array<uint32_t, 3> dims{1, 1, 1};
+    // Link directions that are down: (chip, port) as the sending chip sees it (server-local chip numbers).
+    // Routing avoids them: in the dimension it corrects, it takes the shorter way round unless that way crosses a
+    // down direction, then the other way; if both are broken (or a size-2 dimension's only link is down) the pair
+    // is unroutable (next_port returns BLOCKED).
+    std::vector<std::pair<uint32_t, int>> down;
+    bool port_up(uint32_t chip, int port) const;
     uint32_t chips() const { return dims[0] * dims[1] * dims[2]; }
     std::array<uint32_t, 3> coords(uint32_t chip) const {
         return {chip % dims[0], (chip / dims[0]) % dims[1], chip / (dims[0] * dims[1])};
@@ -40,10 +47,14 @@ struct torus_shape {
     // Whether chip has a link on `port`, and the chip at its far end.
     bool has_port(int port) const;
     uint32_t neighbour(uint32_t chip, int port) const;
-    // The port that leads from `chip` towards `dst` (LOCAL if chip == dst).
+    // The port that leads from `chip` towards `dst` (LOCAL if chip == dst, BLOCKED if down links cut it off).
     int next_port(uint32_t chip, uint32_t dst) const;
-    // The route: (chip, port) for each hop.
-    std::vector<std::pair<uint32_t, int>> route(uint32_t src, uint32_t dst) const;
+    // Whether every hop of the way from `chip`, `hops` steps on `port`'s direction, is up.
+    bool way_up(uint32_t chip, int port, uint32_t hops) const;
+    // The route: (chip, port) for each hop; empty with *blocked set (if given) when next_port says BLOCKED
+    // (*blocked = the first down direction of the shorter way: (chip, port)).
+    std::vector<std::pair<uint32_t, int>> route(uint32_t src, uint32_t dst,
+                                                std::pair<uint32_t, int>* blocked = nullptr) const;
 };
 
 // One channel: a link direction leaving `chip` on `port`, on a virtual channel.

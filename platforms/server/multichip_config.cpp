@@ -1,6 +1,9 @@
 #include "platforms/server/multichip_config.h"
 
 #include "models/link/global_address.h"
+#include "models/link/torus_routing.h"
+
+#include <set>
 
 namespace trnsim::platform {
 
@@ -61,6 +64,9 @@ multichip_config parse_multichip(const node& root, platform_kind kind, bool func
     link::link_params base = parse_link(s.child("link"), link::link_params{});
     c.links = {parse_link(s.child("link_x"), base), parse_link(s.child("link_y"), base),
                parse_link(s.child("link_z"), base)};
+    node faults = s.child("faults");
+    std::vector<node> fault_nodes = faults.children("links");
+    faults.finish();
     s.finish();
 
     uint32_t servers = 1;
@@ -88,6 +94,31 @@ multichip_config parse_multichip(const node& root, platform_kind kind, bool func
     c.topo.chips_per_server = uint32_t(per);
     c.n_chips = servers * uint32_t(per);
 
+    for (const node& f : fault_nodes) {
+        link_fault lf;
+        lf.from = uint32_t(f.get_uint("from", 0, 0, link::MAX_CHIPS));
+        lf.to = uint32_t(f.get_uint("to", 0, 0, link::MAX_CHIPS));
+        if (!f.has("from")) f.fail("from", "required (the chip the faulty link direction leaves)");
+        if (!f.has("to")) f.fail("to", "required (the chip the faulty link direction enters)");
+        std::string state = f.get_choice("state", "", {"down", "degraded"});
+        if (state.empty()) f.fail("state", "required (\"down\" or \"degraded\")");
+        lf.down = state == "down";
+        if (lf.down) {
+            for (const char* k : {"bandwidth_factor", "extra_latency_ns"})
+                if (f.has(k)) f.fail(k, "only a \"degraded\" link has it");
+        } else {
+            if (!f.has("bandwidth_factor") && !f.has("extra_latency_ns"))
+                f.fail("bandwidth_factor", "a degraded link needs bandwidth_factor (0 < f < 1) or extra_latency_ns");
+            lf.bandwidth_factor = f.get_double("bandwidth_factor", 1, -1e300, 1e300);
+            if (f.has("bandwidth_factor") && !(lf.bandwidth_factor > 0 && lf.bandwidth_factor < 1))
+                f.fail("bandwidth_factor", "must be > 0 and < 1 (a down link is \"state\": \"down\"), got " +
+                                               std::to_string(lf.bandwidth_factor));
+            lf.extra_latency_ns = f.get_double("extra_latency_ns", 0, 0, 1e9);
+        }
+        f.finish();
+        add_link_fault(c, lf, f.path());
+    }
+
     node ch = root.child("chips");
     std::string model = ch.get_choice("model", "light", {"light", "full"});
     c.full_chip.assign(c.n_chips, model == "full" ? 1 : 0);
@@ -95,6 +126,71 @@ multichip_config parse_multichip(const node& root, platform_kind kind, bool func
     c.light = parse_light(ch.child("light"), functional);
     ch.finish();
     return c;
+}
+
+int link_port(const multichip_config& c, uint32_t from, uint32_t to) {
+    uint32_t per = c.topo.chips_per_server;
+    if (from >= c.n_chips || to >= c.n_chips || from / per != to / per || from == to) return -1;
+    link::torus_shape sh;
+    sh.dims = c.topo.dims;
+    for (int p = 0; p < link::PORTS; ++p)
+        if (sh.has_port(p) && sh.neighbour(from % per, p) == to % per) return p;
+    return -1;
+}
+
+link::torus_shape server_shape(const multichip_config& c, uint32_t index) {
+    link::torus_shape sh;
+    sh.dims = c.topo.dims;
+    uint32_t per = sh.chips();
+    for (const auto& f : c.faults)
+        if (f.down && f.from / per == index) sh.down.emplace_back(f.from % per, link_port(c, f.from, f.to));
+    return sh;
+}
+
+std::string unroutable_copy(const multichip_config& c, const collective::schedule& s) {
+    if (c.topo.down.empty()) return "";
+    uint32_t per = c.topo.chips_per_server;
+    std::vector<link::torus_shape> shapes;
+    for (uint32_t i = 0; i < c.topo.servers; ++i) shapes.push_back(server_shape(c, i));
+    std::set<std::pair<uint32_t, uint32_t>> seen;
+    for (size_t i = 0; i < s.steps.size(); ++i) {
+        const auto& st = s.steps[i];
+        uint32_t a = st.src.chip, b = st.dst.chip;
+        if (st.kind != collective::step_kind::copy || a == b || a / per != b / per) continue;
+        if (!seen.insert({a, b}).second) continue;
+        std::pair<uint32_t, int> blocked{0, 0};
+        const auto& sh = shapes[a / per];
+        if (!sh.route(a % per, b % per, &blocked).empty()) continue;
+        uint32_t first = a / per * per;
+        int dim = blocked.second / 2;
+        return "collective " + std::string(collective::name_of(s.p.a)) + " algorithm: copy step " +
+               std::to_string(i) + " from chip " + std::to_string(a) + " to chip " + std::to_string(b) +
+               " has no route: link " + std::to_string(first + blocked.first) + "->" +
+               std::to_string(first + sh.neighbour(blocked.first, blocked.second)) + " is down and " +
+               (sh.dims[size_t(dim)] == 2 ? std::string("it is the only link of that pair")
+                                          : "the other way round dimension " + std::string(1, "xyz"[dim]) +
+                                                " is broken too") +
+               " (choose another algorithm or fewer faults)";
+    }
+    return "";
+}
+
+void add_link_fault(multichip_config& c, const link_fault& f, const std::string& where) {
+    auto fail = [&](const std::string& m) { throw config::config_error(where + ": " + m); };
+    if (c.kind == platform_kind::single_chip) fail("a single chip has no chip-to-chip links");
+    for (uint32_t id : {f.from, f.to})
+        if (id >= c.n_chips)
+            fail("chip " + std::to_string(id) + " does not exist (chips 0.." + std::to_string(c.n_chips - 1) + ")");
+    std::string dir = std::to_string(f.from) + "->" + std::to_string(f.to);
+    if (link_port(c, f.from, f.to) < 0)
+        fail("no link " + dir + " (a fault needs two neighbouring chips of one server; servers talk through the "
+             "network)");
+    if (c.fault(f.from, f.to)) fail("link " + dir + " already has a fault");
+    if (!f.down && !(f.bandwidth_factor > 0 && f.bandwidth_factor <= 1))
+        fail("bandwidth_factor of link " + dir + " must be > 0 and < 1");
+    if (!f.down && f.extra_latency_ns < 0) fail("extra_latency_ns of link " + dir + " must be >= 0");
+    c.faults.push_back(f);
+    if (f.down) c.topo.down.emplace_back(f.from, f.to);
 }
 
 }  // namespace trnsim::platform

@@ -3,7 +3,10 @@
 //
 //   "server":  { "topology": "ring" | "torus", "dims": [x, y, z],
 //                "link": { gbps, latency_ns, payload_bytes, overhead_bytes, credits, credit_return_ns },
-//                "link_x" / "link_y" / "link_z": the same keys, overriding "link" for that dimension's links }
+//                "link_x" / "link_y" / "link_z": the same keys, overriding "link" for that dimension's links,
+//                "faults": { "links": [ { "from": A, "to": B, "state": "down" | "degraded",
+//                                         "bandwidth_factor": 0 < f < 1, "extra_latency_ns": L } ] } }
+//              a fault hits one link direction (A -> B, neighbours of one server; docs/RELIABILITY.md "Link faults")
 //   "cluster": { "servers": M, "network": { "nic": {link keys}, switch_latency_ns, servers_per_leaf,
 //                oversubscription } }
 //   "chips":   { "model": "light" | "full", "full": [chip ids using the full chip model], "light": { light chip keys } }
@@ -16,12 +19,28 @@
 #include "models/chip_light/light_chip_params.h"
 #include "models/collective/schedule.h"
 #include "models/link/link_timing.h"
+#include "models/link/torus_routing.h"
 #include "models/network/network_params.h"
 #include "platforms/config/config_node.h"
 
 namespace trnsim::platform {
 
 enum class platform_kind : uint8_t { single_chip, server, cluster };
+
+// A fault of one link direction: down (carries nothing; routing and the ring algorithms avoid it) or degraded (its
+// raw bandwidth times bandwidth_factor, its latency plus extra_latency_ns).
+struct link_fault {
+    uint32_t from = 0, to = 0;   // global chip ids
+    bool down = false;
+    double bandwidth_factor = 1;
+    double extra_latency_ns = 0;
+    // The link parameters of a degraded direction.
+    link::link_params apply(link::link_params p) const {
+        p.gbps *= bandwidth_factor;
+        p.latency_ns += extra_latency_ns;
+        return p;
+    }
+};
 
 struct multichip_config {
     platform_kind kind = platform_kind::single_chip;
@@ -30,6 +49,14 @@ struct multichip_config {
     network::network_params network;            // clusters only
     chip_light::light_chip_params light;
     std::vector<uint8_t> full_chip;             // per chip: 1 = the full chip model (platforms/single_chip)
+    std::vector<link_fault> faults;             // see add_link_fault; down ones are also in topo.down
+
+    // The fault of link direction from -> to, or null.
+    const link_fault* fault(uint32_t from, uint32_t to) const {
+        for (const auto& f : faults)
+            if (f.from == from && f.to == to) return &f;
+        return nullptr;
+    }
 
     uint32_t n_chips = 1;
     uint32_t chips() const { return n_chips; }
@@ -38,5 +65,20 @@ struct multichip_config {
 // Reads "server", "cluster" and "chips" of the platform document (root) for a platform of `kind`; a single-chip
 // platform must not have them. Errors name the key path.
 multichip_config parse_multichip(const config::node& root, platform_kind kind, bool functional);
+
+// Adds a link fault after checking it: both chips exist, are neighbours of one server (a link joins them), the
+// direction has no fault yet, 0 < bandwidth_factor < 1 for a degraded one. Throws config::config_error starting
+// with `where` (the key path or the command-line option) naming what is wrong.
+void add_link_fault(multichip_config& c, const link_fault& f, const std::string& where);
+
+// The server-local link port of chip `from` that leads to `to` (both global ids), or -1 if no link joins them.
+int link_port(const multichip_config& c, uint32_t from, uint32_t to);
+
+// Server `index`'s torus with its down link directions (server-local chip numbers), as its routers route.
+link::torus_shape server_shape(const multichip_config& c, uint32_t index);
+
+// Empty if every copy step of `s` between two chips of one server has a route that avoids the down links, else
+// the report of the first that has none, naming the copy, the down link and the algorithm.
+std::string unroutable_copy(const multichip_config& c, const collective::schedule& s);
 
 }  // namespace trnsim::platform

@@ -6,7 +6,7 @@ namespace trnsim::platform {
 
 server::server(sc_core::sc_module_name name, const multichip_config& cfg, uint32_t index)
     : sc_module(name), m_first(index * cfg.topo.chips_per_server), m_stats(basename()) {
-    m_shape.dims = cfg.topo.dims;
+    m_shape = server_shape(cfg, index);
     uint32_t per = m_shape.chips();
     for (uint32_t i = 0; i < per; ++i) {
         std::string n = "chip" + std::to_string(m_first + i);
@@ -21,7 +21,14 @@ server::server(sc_core::sc_module_name name, const multichip_config& cfg, uint32
             if (n == 2 && m_shape.coords(i)[size_t(d)] == 1) continue;  // one link per pair
             uint32_t j = m_shape.neighbour(i, 2 * d);
             std::string ln = "link_" + std::to_string(m_first + i) + "_" + std::to_string(m_first + j);
-            link_info li{m_first + i, m_first + j, d, std::make_unique<link::link>(ln.c_str(), cfg.links[size_t(d)])};
+            // A degraded direction gets its own parameters; a down one is left alone (routing never uses it).
+            auto params = [&](uint32_t from, uint32_t to) {
+                const link_fault* f = cfg.fault(from, to);
+                return f && !f->down ? f->apply(cfg.links[size_t(d)]) : cfg.links[size_t(d)];
+            };
+            link_info li{m_first + i, m_first + j, d,
+                         std::make_unique<link::link>(ln.c_str(), params(m_first + i, m_first + j),
+                                                      params(m_first + j, m_first + i))};
             auto& a = *chips[i];
             auto& b = *chips[j];
             a.router.bind_port(2 * d, li.l->a2b.in);

@@ -34,6 +34,9 @@ collective_result run_collective(const platform::platform_config& cfg, const col
     auto t0 = clock::now();
     collective::schedule s = collective::build(mc.topo, p);
     if (s.steps.size() <= 200000) collective::validate(s);
+    // Down links: every copy must have a route before anything runs (the watchdog is not what should catch it).
+    std::string cut = platform::unroutable_copy(mc, s);
+    if (!cut.empty()) throw std::invalid_argument(cut);
     r.build_s = std::chrono::duration<double>(clock::now() - t0).count();
     r.chips = mc.chips();
     r.steps = s.steps.size();
