@@ -16,6 +16,7 @@
 #include "apps/observers.h"
 #include "apps/report.h"
 #include "apps/sweep.h"
+#include "apps/train.h"
 #include "apps/transformer.h"
 #include "platforms/config/platform_config.h"
 #include "platforms/single_chip/factories.h"
@@ -36,6 +37,7 @@ commands:
   hbm       drive the HBM DRAM model from a trace or a synthetic pattern (trnsim hbm --help)
   cosim     co-verify the RTL matrix engine against the TLM model, bit and cycle exact (below)
   collective  run a collective (allreduce, ...) on a server / cluster platform (trnsim collective --help)
+  train     one training step of a model under a dp / tp / pp plan on a server or cluster (trnsim train --help)
   help      this text
 
 trnsim run [--preset NAME | --config FILE] [--set key.path=value ...] [--workload gemm]
@@ -194,6 +196,7 @@ int sc_main(int argc, char** argv) {
         if (cmd == "plot") return cmd_plot(argc, argv);
         if (cmd == "cosim") return app::cmd_cosim(app::args(argc, argv, 2, app::COSIM_OPTIONS, {}));
         if (cmd == "collective") return app::cmd_collective(argc, argv);
+        if (cmd == "train") return app::cmd_train(argc, argv);
         if (cmd == "sweep")
             return app::cmd_sweep(app::args(argc, argv, 2,
                                             {"out", "jobs", "config-dir", "emit", "partition", "time", "max-parallel", "point"},

@@ -24,7 +24,22 @@ void fill_input(std::vector<uint8_t>& buf, numerics::dtype t, uint64_t seed, uin
 collective_result run_collective(const platform::platform_config& cfg, const collective::params& p,
                                  const collective_options& opt) {
     using clock = std::chrono::steady_clock;
+    if (cfg.multichip.kind == platform::platform_kind::single_chip)
+        throw std::invalid_argument("platform '" + cfg.preset + "' is a single chip: collectives need a server or "
+                                    "cluster platform (trnsim list)");
+    auto t0 = clock::now();
+    collective::schedule s = collective::build(cfg.multichip.topo, p);
+    const double build_s = std::chrono::duration<double>(clock::now() - t0).count();
+    collective_result r = run_schedule(cfg, s, opt);
+    r.build_s += build_s;
+    return r;
+}
+
+collective_result run_schedule(const platform::platform_config& cfg, const collective::schedule& s,
+                               const collective_options& opt) {
+    using clock = std::chrono::steady_clock;
     collective_result r;
+    const collective::params& p = s.p;
     r.p = p;
     r.functional = cfg.functional;
     const auto& mc = cfg.multichip;
@@ -32,7 +47,6 @@ collective_result run_collective(const platform::platform_config& cfg, const col
         throw std::invalid_argument("platform '" + cfg.preset + "' is a single chip: collectives need a server or "
                                     "cluster platform (trnsim list)");
     auto t0 = clock::now();
-    collective::schedule s = collective::build(mc.topo, p);
     if (s.steps.size() <= 200000) collective::validate(s);
     // Down links: every copy must have a route before anything runs (the watchdog is not what should catch it).
     std::string cut = platform::unroutable_copy(mc, s);

@@ -42,6 +42,10 @@ struct collective_result {
 // Throws std::invalid_argument for a bad request (single-chip platform, bytes the op cannot split, ...).
 collective_result run_collective(const platform::platform_config& cfg, const collective::params& p,
                                  const collective_options& opt);
+// Runs a schedule built elsewhere (collective/groups.h: concurrent group collectives, point-to-point sends) the
+// same way. result.chips is the platform's chip count.
+collective_result run_schedule(const platform::platform_config& cfg, const collective::schedule& s,
+                               const collective_options& opt);
 
 // Fills one chip's input deterministically from (seed, chip) with finite values of dtype t.
 void fill_input(std::vector<uint8_t>& buf, numerics::dtype t, uint64_t seed, uint32_t chip);

@@ -1,0 +1,194 @@
+#include "apps/train.h"
+
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "apps/args.h"
+#include "apps/report.h"
+#include "platforms/config/config_node.h"
+#include "platforms/config/platform_config.h"
+#include "testbench/train/train_run.h"
+
+namespace trnsim::app {
+
+const char* TRAIN_USAGE = R"(
+trnsim train [--platform NAME | --config FILE] [--set key.path=value ...] [--config-dir DIR]
+             --model NAME|FILE --dp D --tp T --pp P [--micro-batch B] [--global-batch G] [--steps N]
+             [--tp-algo ring|bidir_ring] [--dp-algo ring|bidir_ring] [--no-replay] [--jobs J]
+             [--timeline FILE.json] [--stats FILE.json] [--quiet]
+  one training step of a Llama-style model (configs/models: llama-7b, llama-70b, tiny; or a JSON file) on a server
+  or cluster platform: tensor parallelism over T chips, pipeline parallelism over P stages (1F1B over the
+  micro-batches), data parallelism over D replicas with the gradient all-reduce overlapping backward; D*T*P must
+  equal the platform's chips. Every distinct operation (GEMMs, vector phases, Adam on the full chip model; group
+  all-reduces and pipeline sends on the whole platform) is simulated once, timing-only, and replayed for every
+  layer, micro-batch and chip that runs it (--no-replay simulates each use on its own: small models only).
+  Reports step time, tokens/s, MFU, the time breakdown and the operations; --timeline writes every chip's step as
+  a Chrome/Perfetto trace. defaults: --platform trn2-ultraserver-64 --micro-batch 1, the model's global batch,
+  --tp-algo bidir_ring --dp-algo bidir_ring, --jobs = host cores. docs/training.md
+)";
+
+namespace {
+
+uint32_t u32(const args& a, const char* k, uint32_t def) {
+    const uint64_t v = a.u64(k, def);
+    if (v > 0xFFFFFFFFull) throw usage_error(std::string("--") + k + ": " + std::to_string(v) + " is too large");
+    return uint32_t(v);
+}
+
+std::string ms(double ns) { return fmt("%.3f ms", ns * 1e-6); }
+std::string us(double ns) { return fmt("%.1f us", ns * 1e-3); }
+
+}  // namespace
+
+int cmd_train(int argc, char** argv) {
+    for (int i = 2; i < argc; ++i)
+        if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
+            std::cout << (TRAIN_USAGE + 1);
+            return 0;
+        }
+    args a(argc, argv, 2,
+           {"platform", "config", "set", "config-dir", "model", "dp", "tp", "pp", "micro-batch", "global-batch",
+            "steps", "tp-algo", "dp-algo", "jobs", "timeline", "stats"},
+           {"no-replay", "quiet"}, {"set"});
+    if (!a.positional().empty()) throw usage_error("unexpected argument '" + a.positional()[0] + "'");
+    if (a.has("platform") && a.has("config")) throw usage_error("give --platform or --config, not both");
+    if (!a.has("model")) throw usage_error("--model is required (llama-7b, llama-70b, tiny, or a JSON file)");
+    for (const char* k : {"stats", "timeline"})
+        if (a.has(k)) {
+            try {
+                check_writable(std::string("--") + k, a.str(k, ""));
+            } catch (const std::invalid_argument& e) {
+                throw usage_error(e.what());
+            }
+        }
+    const std::string dir = a.str("config-dir", platform::default_config_dir());
+    train::model_spec m;
+    try {
+        m = train::load_model(a.str("model", ""), dir);
+    } catch (const config::config_error& e) {
+        throw usage_error(std::string(e.what()).rfind("--model", 0) == 0 ? e.what() : std::string("--model: ") + e.what());
+    }
+    if (a.has("global-batch")) {
+        m.global_batch = a.u64("global-batch", m.global_batch);
+        if (m.global_batch == 0) throw usage_error("--global-batch: at least one sequence");
+    }
+    train::parallel_plan p;
+    p.dp = u32(a, "dp", 1), p.tp = u32(a, "tp", 1), p.pp = u32(a, "pp", 1);
+    p.micro_batch = u32(a, "micro-batch", 1);
+    train::train_options o;
+    o.replay = !a.has("no-replay");
+    o.quiet = a.has("quiet");
+    o.steps = u32(a, "steps", 1);
+    if (o.steps == 0) throw usage_error("--steps: at least 1");
+    o.jobs = u32(a, "jobs", std::max(1u, std::thread::hardware_concurrency()));
+    if (o.jobs == 0 || o.jobs > 256) throw usage_error("--jobs: 1 .. 256");
+    o.timeline_file = a.str("timeline", "");
+    try {
+        o.tp_algo = collective::parse_algo(a.str("tp-algo", "bidir_ring"));
+        o.dp_algo = collective::parse_algo(a.str("dp-algo", "bidir_ring"));
+    } catch (const std::invalid_argument& e) {
+        throw usage_error(e.what());
+    }
+    for (auto [k, v] : {std::pair<const char*, collective::algo>{"tp-algo", o.tp_algo}, {"dp-algo", o.dp_algo}})
+        if (v != collective::algo::ring && v != collective::algo::bidir_ring)
+            throw usage_error(std::string("--") + k + ": a group all-reduce runs ring or bidir_ring");
+
+    platform::platform_config cfg;
+    std::string what = a.has("config") ? a.str("config", "") : a.str("platform", "trn2-ultraserver-64");
+    if (a.has("config") && what.find('/') == std::string::npos) what = "./" + what;
+    try {
+        cfg = platform::load_platform(what, a.list("set"), dir);
+    } catch (const std::exception& e) {
+        throw usage_error(std::string("--") + (a.has("config") ? "config" : "platform") + ": " + e.what());
+    }
+    cfg.preset = what;
+    if (cfg.multichip.kind == platform::platform_kind::single_chip)
+        throw usage_error("--platform: '" + what + "' is a single chip; training runs on a server or cluster platform");
+    try {
+        train::validate(p, m, cfg.multichip.chips());
+    } catch (const std::invalid_argument& e) {
+        throw usage_error(e.what());
+    }
+
+    const auto r = train::run_train(cfg, m, p, o);
+
+    std::ostringstream out;
+    const double tokens = double(m.global_batch) * m.seq;
+    out << "trnsim train report\n";
+    out << fmt("  model           %s: %u layers, hidden %u, %u heads (%u kv, head dim %u), ffn %u, vocab %u, %.2f B "
+               "parameters, %s\n",
+               m.name.c_str(), m.layers, m.hidden, m.heads, m.kv_heads, m.head_dim(), m.ffn, m.vocab,
+               double(m.params()) * 1e-9, std::string(numerics::name_of(m.dtype)).c_str());
+    out << fmt("  platform        %s: %u chips (%s, %u cores, peak %.1f dense TFLOP/s per chip in %s)\n",
+               what.c_str(), r.chips, cfg.chip.name.c_str(), cfg.chip.cores, r.peak_tflops_per_chip,
+               std::string(numerics::name_of(m.dtype)).c_str());
+    out << fmt("  plan            dp %u x tp %u x pp %u, 1F1B, %llu micro-batches of %u x %u tokens per replica, "
+               "global batch %llu sequences (%.0f tokens)\n",
+               p.dp, p.tp, p.pp, (unsigned long long)r.micro_batches, p.micro_batch, m.seq,
+               (unsigned long long)m.global_batch, tokens);
+    out << fmt("  collectives     tp all-reduce %s over %u chips, dp all-reduce %s over %u chips, per-layer gradient "
+               "buckets overlapping backward\n",
+               std::string(collective::name_of(o.tp_algo)).c_str(), p.tp,
+               std::string(collective::name_of(o.dp_algo)).c_str(), p.dp);
+    out << fmt("  step time       %s%s\n", ms(r.step_ns).c_str(),
+               o.steps > 1 ? fmt(" (x %u steps = %s: every step of a plan has the same timing)", o.steps,
+                                 ms(r.step_ns * o.steps).c_str()).c_str()
+                           : "");
+    out << fmt("  throughput      %.0f tokens/s, %.2f steps/s\n", r.tokens_per_s, 1e9 / r.step_ns);
+    out << fmt("  MFU             %.1f %% (%.3g model FLOP per step / (step time x %u chips x %.1f TFLOP/s))\n",
+               100 * r.mfu, r.model_flops, r.chips, r.peak_tflops_per_chip);
+    auto pct = [&](double ns) { return fmt("%10s  %5.1f %%", ms(ns).c_str(), 100 * ns / r.step_ns); };
+    out << fmt("  breakdown (stage %u, the one that finishes last):\n", r.critical_stage);
+    out << "    compute (compute-bound GEMMs, vector phases) " << pct(r.compute_ns) << "\n";
+    out << "    memory-bound phases (HBM-bound ops)          " << pct(r.memory_ns) << "\n";
+    out << "    exposed communication: tp all-reduces        " << pct(r.tp_exposed_ns) << "\n";
+    out << "    exposed communication: dp gradients          " << pct(r.dp_exposed_ns) << "\n";
+    out << "    pipeline bubble (incl. waiting for sends)    " << pct(r.bubble_ns) << "\n";
+    out << "    optimizer (Adam)                             " << pct(r.optimizer_ns) << "\n";
+    for (uint32_t s = 0; s < p.pp; ++s) {
+        const auto& st = r.stages[s];
+        out << fmt("  stage %-3u       fwd %s + bwd %s per micro-batch; last backward at %s, gradients done %s "
+                   "(%s exposed), Adam %s, end %s\n",
+                   s, ms(st.fwd_ns).c_str(), ms(st.bwd_ns).c_str(), ms(st.pipeline_end_ns).c_str(),
+                   ms(st.dp_end_ns).c_str(), ms(st.dp_exposed_ns).c_str(), ms(st.optimizer_ns).c_str(),
+                   ms(st.end_ns).c_str());
+    }
+    if (p.pp > 1) out << fmt("  pipeline send   %s per activation hand-over (all pairs at once)\n", us(r.send_ns).c_str());
+    if (p.dp > 1)
+        out << fmt("  dp bucket       %s per layer (%s), %s for the embedding/head\n", us(r.dp_bucket.ns).c_str(),
+                   r.dp_bucket.what.c_str(), us(r.dp_head_bucket.ns).c_str());
+    auto table = [&](const char* title, const std::vector<train::op_cost>& v) {
+        if (v.empty()) return;
+        double tot = 0;
+        for (const auto& c : v) tot += c.ns * c.count;
+        out << fmt("  %s (%s per micro-batch):\n", title, us(tot).c_str());
+        for (const auto& c : v) {
+            const double t = c.ns * c.count;
+            std::string achieved;
+            if (c.flops > 0) achieved = fmt("  %.0f TFLOP/s", c.flops / t * 1e-3);
+            else if (c.hbm_bytes > 0) achieved = fmt("  %.0f GB/s HBM", c.hbm_bytes / c.ns);
+            out << fmt("    %-22s %-34s %3s %10s %5.1f %%  %s%s\n", c.name.c_str(), c.what.c_str(),
+                       c.count > 1 ? fmt("x%u", c.count).c_str() : "", us(t).c_str(), 100 * t / tot,
+                       c.kind == "tp_allreduce" ? "comm" : c.memory_bound ? "memory-bound" : "compute",
+                       achieved.c_str());
+        }
+    };
+    table("decoder layer forward", r.layer_fwd);
+    table("decoder layer backward", r.layer_bwd);
+    table("LM head forward (last stage)", r.head_fwd);
+    table("LM head backward (last stage)", r.head_bwd);
+    out << fmt("  Adam            %s per layer (%s), %s embedding/head\n", us(r.adam_layer.ns).c_str(),
+               r.adam_layer.what.c_str(), us(r.adam_head.ns).c_str());
+    out << fmt("  sampling        %s: %llu simulations, %llu operation uses replayed from them (every chip of a "
+               "stage runs the same shapes)\n",
+               o.replay ? "replay" : "no replay", (unsigned long long)r.simulations, (unsigned long long)r.replayed);
+    out << fmt("  wall time       %.1f s (simulations %.1f s of host time on %u jobs)\n", r.wall_s, r.sim_wall_s,
+               o.jobs);
+    if (!o.timeline_file.empty()) out << "  timeline        " << o.timeline_file << "\n";
+    std::cout << out.str();
+    if (a.has("stats")) write_file_atomic(a.str("stats", ""), r.to_json().dump(2) + "\n");
+    return 0;
+}
+
+}  // namespace trnsim::app

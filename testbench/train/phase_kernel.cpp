@@ -1,0 +1,339 @@
+#include "testbench/train/phase_kernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "platforms/single_chip/chip.h"
+#include "testbench/chip_probe.h"
+#include "testbench/transformer/kernel_builder.h"
+
+namespace trnsim::train {
+
+namespace {
+
+using tb::kernel_builder;
+using tb::tile;
+using ve::act_fn;
+using ve::bcast;
+using ve::vop;
+constexpr numerics::dtype F32 = numerics::dtype::fp32;
+
+enum class shape : uint8_t { full, row, col };  // rows x cols, 1 x cols (per-feature), rows x 1 (per-row, FP32)
+
+struct tensor_def {
+    const char* name;
+    bool fp32;   // else the model dtype
+    shape sh;
+};
+struct set_def {
+    const char* name;
+    bool fp32;
+    bool col;    // a per-partition scalar (1 column)
+};
+struct kind_def {
+    bool reduce;                   // rows are reduced: a unit is a whole row tile
+    std::vector<tensor_def> hbm;   // every tensor the phase reads or writes
+    std::vector<set_def> set;      // the SBUF tiles of one buffer set
+};
+
+kind_def def_of(phase_kind k) {
+    switch (k) {
+    case phase_kind::add: return {false, {{"a", 0, shape::full}, {"b", 0, shape::full}, {"y", 0, shape::full}},
+                                  {{"a", 0, 0}, {"b", 0, 0}, {"y", 0, 0}}};
+    case phase_kind::copy: return {false, {{"a", 0, shape::full}, {"y", 0, shape::full}}, {{"a", 0, 0}}};
+    case phase_kind::swiglu:
+        return {false, {{"g", 0, shape::full}, {"u", 0, shape::full}, {"y", 0, shape::full}},
+                {{"g", 0, 0}, {"u", 0, 0}, {"s", 1, 0}, {"y", 0, 0}}};
+    case phase_kind::swiglu_bwd:
+        return {false,
+                {{"g", 0, shape::full}, {"u", 0, shape::full}, {"dy", 0, shape::full}, {"dg", 0, shape::full},
+                 {"du", 0, shape::full}},
+                {{"g", 0, 0}, {"u", 0, 0}, {"dy", 0, 0}, {"s", 1, 0}, {"t1", 1, 0}, {"t2", 1, 0}, {"dg", 0, 0},
+                 {"du", 0, 0}}};
+    case phase_kind::rope:
+        return {false, {{"x", 0, shape::full}, {"cos", 0, shape::full}, {"sin", 0, shape::full}, {"y", 0, shape::full}},
+                {{"x", 0, 0}, {"cos", 0, 0}, {"sin", 0, 0}, {"t", 1, 0}, {"u", 1, 0}, {"y", 0, 0}}};
+    case phase_kind::rmsnorm:
+        return {true, {{"x", 0, shape::full}, {"gain", 0, shape::row}, {"y", 0, shape::full}, {"rstd", 1, shape::col}},
+                {{"x", 0, 0}, {"sq", 1, 0}, {"xn", 1, 0}, {"y", 0, 0}, {"ss", 1, 1}, {"r", 1, 1}}};
+    case phase_kind::rmsnorm_bwd:
+        return {true,
+                {{"x", 0, shape::full}, {"dy", 0, shape::full}, {"gain", 0, shape::row}, {"rstd", 1, shape::col},
+                 {"dx", 0, shape::full}},
+                {{"x", 0, 0}, {"dy", 0, 0}, {"xn", 1, 0}, {"dxn", 1, 0}, {"u", 1, 0}, {"w", 1, 0}, {"dx", 0, 0},
+                 {"r", 1, 1}, {"c", 1, 1}}};
+    case phase_kind::softmax:
+        return {true, {{"s", 0, shape::full}, {"p", 0, shape::full}},
+                {{"s", 0, 0}, {"e", 1, 0}, {"p", 0, 0}, {"mx", 1, 1}, {"sm", 1, 1}, {"rs", 1, 1}}};
+    case phase_kind::softmax_bwd:
+        return {true, {{"p", 0, shape::full}, {"dp", 0, shape::full}, {"ds", 0, shape::full}},
+                {{"p", 0, 0}, {"dp", 0, 0}, {"t", 1, 0}, {"u", 1, 0}, {"ds", 0, 0}, {"s", 1, 1}}};
+    case phase_kind::adam:
+        return {false,
+                {{"param", 1, shape::full}, {"m", 1, shape::full}, {"v", 1, shape::full}, {"grad", 0, shape::full}},
+                {{"param", 1, 0}, {"m", 1, 0}, {"v", 1, 0}, {"grad", 0, 0}, {"g2", 1, 0}, {"den", 1, 0}}};
+    }
+    throw std::logic_error("phase kind");
+}
+
+struct hbm_tensor {
+    tensor_def d;
+    uint64_t addr;
+};
+
+}  // namespace
+
+phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s, const tb::sim_options& opt) {
+    const auto& cc = cfg.chip;
+    const std::string what = std::string("phase ") + name_of(s.kind) + " " + std::to_string(s.rows) + " x " +
+                             std::to_string(s.cols);
+    if (s.rows == 0 || s.cols == 0) throw std::invalid_argument(what + ": empty tensor");
+    if (s.cols > 0xFFFFFFFFull) throw std::invalid_argument(what + ": too many columns");
+    if (s.kind == phase_kind::rope && s.cols % 2)
+        throw std::invalid_argument(what + ": RoPE rotates column pairs, the width must be even");
+    const kind_def kd = def_of(s.kind);
+    const uint32_t P = cc.core.sbuf.partitions, cores = cc.cores;
+    const uint64_t dsz = numerics::size_of(s.dtype);
+    auto esz = [&](bool fp32) { return fp32 ? 4 : dsz; };
+    auto padded = [](uint64_t b) { return (b + 63) / 64 * 64; };
+
+    // HBM: every tensor once, 4 KiB aligned (plus, for the norm backward, one FP32 gain-gradient row per core).
+    std::vector<hbm_tensor> hbm;
+    uint64_t next = cc.hbm_base + s.hbm_offset;
+    auto place = [&](uint64_t bytes) {
+        const uint64_t a = next;
+        next += (bytes + 4095) / 4096 * 4096;
+        return a;
+    };
+    for (const auto& d : kd.hbm) {
+        const uint64_t n = d.sh == shape::full ? s.rows * s.cols : d.sh == shape::row ? s.cols : s.rows;
+        hbm.push_back({d, place(n * esz(d.fp32))});
+    }
+    const bool norm_bwd = s.kind == phase_kind::rmsnorm_bwd;
+    const uint64_t dgain_addr = norm_bwd ? place(uint64_t(cores) * s.cols * 4) : 0;
+    if (next - cc.hbm_base > cc.hbm.capacity_bytes)
+        throw std::invalid_argument(what + ": its tensors (" + std::to_string((next - cc.hbm_base) >> 20) +
+                                    " MiB) do not fit HBM (chip.hbm.capacity_gib)");
+    auto H = [&](const char* n) -> const hbm_tensor& {
+        for (const auto& t : hbm)
+            if (std::string(t.d.name) == n) return t;
+        throw std::logic_error(std::string("phase tensor ") + n);
+    };
+
+    // SBUF budget: per-core tiles (the gain row, the gain-gradient accumulators), then buffer sets.
+    const bool has_gain = s.kind == phase_kind::rmsnorm || norm_bwd;
+    const uint64_t per_core = (has_gain ? padded(s.cols * dsz) : 0) + (norm_bwd ? 2 * padded(s.cols * 4) : 0);
+    const uint64_t part = cc.core.sbuf.partition_bytes;
+    uint64_t per_col = 0, fixed = 0;
+    for (const auto& t : kd.set) {
+        if (t.col) fixed += 64;
+        else per_col += esz(t.fp32);
+    }
+    auto set_bytes = [&](uint64_t w) {
+        uint64_t b = 0;
+        for (const auto& t : kd.set) b += t.col ? 64 : padded(w * esz(t.fp32));
+        return b;
+    };
+    const uint64_t row_tiles = (s.rows + P - 1) / P;
+    uint64_t W = s.cols;
+    uint32_t sets = 2;
+    if (per_core + 2 * set_bytes(W) > part) {
+        if (kd.reduce) {
+            sets = 1;
+            if (per_core + set_bytes(W) > part)
+                throw std::invalid_argument(what + ": a row of " + std::to_string(s.cols) + " columns needs " +
+                                            std::to_string(per_core + set_bytes(W)) +
+                                            " SBUF bytes per partition, chip.core.sbuf.partition_kib gives " +
+                                            std::to_string(part));
+        } else {
+            const uint64_t room = part > per_core + 2 * fixed + 256 ? (part - per_core - 2 * fixed - 256) / 2 : 0;
+            W = std::min<uint64_t>(W, room / per_col / 64 * 64);
+            if (W == 0) throw std::invalid_argument(what + ": SBUF holds no buffer set");
+        }
+    }
+    if (!kd.reduce) {
+        W = std::min<uint64_t>(W, 8192);
+        const uint64_t want = 4ull * cores;  // enough pieces for every core to overlap loads with work
+        if (row_tiles * ((s.cols + W - 1) / W) < want) {
+            const uint64_t chunks = (want + row_tiles - 1) / row_tiles;
+            W = std::max<uint64_t>(64, ((s.cols + chunks - 1) / chunks + 63) / 64 * 64);
+            W = std::min(W, s.cols);
+        }
+        if (s.kind == phase_kind::rope && W % 2) ++W;
+    }
+    const uint64_t chunks = (s.cols + W - 1) / W, units = row_tiles * chunks;
+
+    phase_result r;
+    r.chunk_cols = uint32_t(W);
+    r.buffer_sets = sets;
+
+    // Constants of the math (values only matter to functional runs).
+    const float inv_h = 1.0f / float(s.cols), eps = 1e-5f;
+    const float b1 = 0.9f, b2 = 0.999f, lr = 1e-4f, adam_eps = 1e-8f;
+    const float bc1 = 1.0f - b1 * b1, bc2 = 1.0f - b2 * b2;  // step 2
+
+    std::vector<core::core_program> progs;
+    for (uint32_t c = 0; c < cores; ++c) {
+        kernel_builder kb(cc, c);
+        tile gain, dgacc, dgp;
+        if (has_gain) {
+            gain = kb.sbuf(1, uint32_t(s.cols), "gain", s.dtype);
+            kb.copy(gain, kernel_builder::hbm(H("gain").addr, 1, uint32_t(s.cols), "gain", s.dtype));
+        }
+        if (norm_bwd) {
+            dgacc = kb.sbuf(1, uint32_t(s.cols), "dgain.acc");
+            dgp = kb.sbuf(1, uint32_t(s.cols), "dgain.part");
+        }
+        std::vector<std::vector<tile>> set(sets);
+        for (uint32_t k = 0; k < sets; ++k)
+            for (const auto& t : kd.set)
+                set[k].push_back(kb.sbuf(P, t.col ? 1 : uint32_t(W), std::string(t.name) + std::to_string(k),
+                                         t.fp32 ? F32 : s.dtype));
+        uint64_t done = 0;
+        for (uint64_t u = c; u < units; u += cores, ++done) {
+            const uint64_t rt = u / chunks, ch = u % chunks;
+            const uint32_t r0 = uint32_t(rt * P), np = uint32_t(std::min<uint64_t>(P, s.rows - rt * P));
+            const uint32_t c0 = uint32_t(ch * W), w = uint32_t(std::min<uint64_t>(W, s.cols - ch * W));
+            const auto& st = set[done % sets];
+            auto S = [&](const char* n) {
+                for (size_t i = 0; i < kd.set.size(); ++i)
+                    if (std::string(kd.set[i].name) == n)
+                        return kd.set[i].col ? st[i].rows(0, np) : st[i].rows(0, np).cols(0, w);
+                throw std::logic_error(std::string("phase tile ") + n);
+            };
+            auto T = [&](const char* n) {  // this unit's block of an HBM tensor
+                const auto& t = H(n);
+                const auto type = t.d.fp32 ? F32 : s.dtype;
+                if (t.d.sh == shape::col) return kernel_builder::hbm(t.addr, uint32_t(s.rows), 1, n, type).rows(r0, np);
+                return kernel_builder::hbm(t.addr, uint32_t(s.rows), uint32_t(s.cols), n, type).rows(r0, np).cols(c0, w);
+            };
+            auto load = [&](const char* n) { kb.copy(S(n), T(n)); };
+            auto store = [&](const char* hn, const char* sn) { kb.copy(T(hn), S(sn)); };
+            switch (s.kind) {
+            case phase_kind::add:
+                load("a"), load("b");
+                kb.binary(vop::add, S("y"), S("a"), S("b"));
+                store("y", "y");
+                break;
+            case phase_kind::copy:
+                load("a");
+                store("y", "a");
+                break;
+            case phase_kind::swiglu:
+                load("g"), load("u");
+                kb.act(S("s"), S("g"), act_fn::silu);
+                kb.binary(vop::mul, S("y"), S("s"), S("u"));
+                store("y", "y");
+                break;
+            case phase_kind::swiglu_bwd: {  // y = silu(g) u: du = dy silu(g), dg = dy u s (1 + g (1 - s)), s = sigmoid(g)
+                load("g"), load("u"), load("dy");
+                const tile sg = S("s"), t1 = S("t1"), t2 = S("t2");
+                kb.act(sg, S("g"), act_fn::sigmoid);
+                kb.binary(vop::mul, t1, S("g"), sg);
+                kb.binary(vop::mul, S("du"), S("dy"), t1);
+                kb.binary(vop::mul, t2, S("dy"), S("u"));
+                kb.unary(vop::scale_bias, t1, sg, -1.0f, 1.0f);
+                kb.binary(vop::mul, t1, S("g"), t1);
+                kb.unary(vop::scale_bias, t1, t1, 1.0f, 1.0f);
+                kb.binary(vop::mul, t1, sg, t1);
+                kb.binary(vop::mul, S("dg"), t2, t1);
+                store("dg", "dg"), store("du", "du");
+                break;
+            }
+            case phase_kind::rope: {  // y = x cos + rotate(x) sin, rotate(x1, x2) = (-x2, x1) over the two halves
+                load("x"), load("cos"), load("sin");
+                const uint32_t h = w / 2;
+                const tile x = S("x"), sn = S("sin"), t = S("t"), uu = S("u"), y = S("y");
+                kb.binary(vop::mul, t, x, S("cos"));
+                kb.binary(vop::mul, uu.cols(0, h), x.cols(h, h), sn.cols(0, h));
+                kb.binary(vop::mul, uu.cols(h, h), x.cols(0, h), sn.cols(h, h));
+                kb.binary(vop::axpby, y.cols(0, h), t.cols(0, h), uu.cols(0, h), bcast::none, 1.0f, -1.0f);
+                kb.binary(vop::add, y.cols(h, h), t.cols(h, h), uu.cols(h, h));
+                store("y", "y");
+                break;
+            }
+            case phase_kind::rmsnorm:
+                load("x");
+                kb.binary(vop::mul, S("sq"), S("x"), S("x"));
+                kb.unary(vop::reduce_sum_free, S("ss"), S("sq"));
+                kb.act(S("r"), S("ss"), act_fn::rsqrt, inv_h, eps);
+                kb.binary(vop::mul, S("xn"), S("x"), S("r"), bcast::column);
+                kb.binary(vop::mul, S("y"), S("xn"), gain, bcast::row);
+                store("y", "y"), store("rstd", "r");
+                break;
+            case phase_kind::rmsnorm_bwd: {  // dx = r (dxn - xn mean(dxn xn)), dxn = dy g; dg += sum over rows dy xn
+                load("x"), load("dy");
+                kb.copy(S("r"), T("rstd"));
+                const tile xn = S("xn"), dxn = S("dxn"), uu = S("u"), ww = S("w");
+                kb.binary(vop::mul, xn, S("x"), S("r"), bcast::column);
+                kb.binary(vop::mul, dxn, S("dy"), gain, bcast::row);
+                kb.binary(vop::mul, uu, dxn, xn);
+                kb.unary(vop::reduce_sum_free, S("c"), uu);
+                kb.binary(vop::mul, ww, xn, S("c"), bcast::column);
+                kb.binary(vop::axpby, ww, dxn, ww, bcast::none, 1.0f, -inv_h);
+                kb.binary(vop::mul, S("dx"), ww, S("r"), bcast::column);
+                store("dx", "dx");
+                kb.binary(vop::mul, uu, S("dy"), xn);
+                kb.unary(vop::reduce_sum_part, done == 0 ? dgacc : dgp, uu);
+                if (done > 0) kb.binary(vop::add, dgacc, dgacc, dgp);
+                break;
+            }
+            case phase_kind::softmax:
+                load("s");
+                kb.unary(vop::reduce_max_free, S("mx"), S("s"));
+                kb.binary(vop::sub, S("e"), S("s"), S("mx"), bcast::column);
+                kb.act(S("e"), S("e"), act_fn::exp);
+                kb.unary(vop::reduce_sum_free, S("sm"), S("e"));
+                kb.act(S("rs"), S("sm"), act_fn::reciprocal);
+                kb.binary(vop::mul, S("p"), S("e"), S("rs"), bcast::column);
+                store("p", "p");
+                break;
+            case phase_kind::softmax_bwd:  // ds = p (dp - sum(p dp))
+                load("p"), load("dp");
+                kb.binary(vop::mul, S("t"), S("p"), S("dp"));
+                kb.unary(vop::reduce_sum_free, S("s"), S("t"));
+                kb.binary(vop::sub, S("u"), S("dp"), S("s"), bcast::column);
+                kb.binary(vop::mul, S("ds"), S("p"), S("u"));
+                store("ds", "ds");
+                break;
+            case phase_kind::adam: {
+                load("param"), load("m"), load("v"), load("grad");
+                const tile m = S("m"), v = S("v"), g2 = S("g2"), den = S("den");
+                kb.binary(vop::axpby, m, m, S("grad"), bcast::none, b1, 1.0f - b1);
+                kb.binary(vop::mul, g2, S("grad"), S("grad"));
+                kb.binary(vop::axpby, v, v, g2, bcast::none, b2, 1.0f - b2);
+                kb.act(den, v, act_fn::sqrt, 1.0f / bc2);
+                kb.unary(vop::scale_bias, den, den, 1.0f, adam_eps);
+                kb.act(den, den, act_fn::reciprocal);
+                kb.binary(vop::mul, g2, m, den);
+                kb.binary(vop::axpby, S("param"), S("param"), g2, bcast::none, 1.0f, -lr / bc1);
+                store("param", "param"), store("m", "m"), store("v", "v");
+                break;
+            }
+            }
+        }
+        if (norm_bwd && done > 0)
+            kb.copy(kernel_builder::hbm(dgain_addr, cores, uint32_t(s.cols), "dgain").rows(c, 1), dgacc);
+        r.instructions += kb.instructions();
+        progs.push_back(kb.finish());
+    }
+
+    platform::chip chip("chip0", cc);
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    for (uint32_t c = 0; c < cores; ++c) chip.cores[c]->load(std::move(progs[c]));
+    tb::sim_probe probe = tb::make_chip_probe(chip);
+    r.wall_s = tb::run_to_completion(probe, opt);
+    r.sim_ns = tb::last_completion(chip).to_seconds() * 1e9;
+    auto stats = chip.stats().flatten();
+    r.hbm_bytes = stats["chip0.hbm.bytes_read"] + stats["chip0.hbm.bytes_written"];
+    r.min_time_hbm_ns = r.hbm_bytes / cc.hbm.bandwidth_gbps;
+    for (uint32_t c = 0; c < cores; ++c) {
+        const std::string p = "chip0.core" + std::to_string(c) + ".";
+        r.engine_ns = std::max({r.engine_ns, stats[p + "vector.busy_ns"], stats[p + "scalar.busy_ns"]});
+    }
+    return r;
+}
+
+}  // namespace trnsim::train
