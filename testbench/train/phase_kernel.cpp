@@ -7,6 +7,7 @@
 
 #include "platforms/single_chip/chip.h"
 #include "testbench/chip_probe.h"
+#include "testbench/stimulus.h"
 #include "testbench/transformer/kernel_builder.h"
 
 namespace trnsim::train {
@@ -26,6 +27,7 @@ struct tensor_def {
     const char* name;
     bool fp32;   // else the model dtype
     shape sh;
+    int role;    // 0 input, 1 output, 2 both (updated in place)
 };
 struct set_def {
     const char* name;
@@ -40,39 +42,39 @@ struct kind_def {
 
 kind_def def_of(phase_kind k) {
     switch (k) {
-    case phase_kind::add: return {false, {{"a", 0, shape::full}, {"b", 0, shape::full}, {"y", 0, shape::full}},
+    case phase_kind::add: return {false, {{"a", 0, shape::full, 0}, {"b", 0, shape::full, 0}, {"y", 0, shape::full, 1}},
                                   {{"a", 0, 0}, {"b", 0, 0}, {"y", 0, 0}}};
-    case phase_kind::copy: return {false, {{"a", 0, shape::full}, {"y", 0, shape::full}}, {{"a", 0, 0}}};
+    case phase_kind::copy: return {false, {{"a", 0, shape::full, 0}, {"y", 0, shape::full, 1}}, {{"a", 0, 0}}};
     case phase_kind::swiglu:
-        return {false, {{"g", 0, shape::full}, {"u", 0, shape::full}, {"y", 0, shape::full}},
+        return {false, {{"g", 0, shape::full, 0}, {"u", 0, shape::full, 0}, {"y", 0, shape::full, 1}},
                 {{"g", 0, 0}, {"u", 0, 0}, {"s", 1, 0}, {"y", 0, 0}}};
     case phase_kind::swiglu_bwd:
         return {false,
-                {{"g", 0, shape::full}, {"u", 0, shape::full}, {"dy", 0, shape::full}, {"dg", 0, shape::full},
-                 {"du", 0, shape::full}},
+                {{"g", 0, shape::full, 0}, {"u", 0, shape::full, 0}, {"dy", 0, shape::full, 0}, {"dg", 0, shape::full, 1},
+                 {"du", 0, shape::full, 1}},
                 {{"g", 0, 0}, {"u", 0, 0}, {"dy", 0, 0}, {"s", 1, 0}, {"t1", 1, 0}, {"t2", 1, 0}, {"dg", 0, 0},
                  {"du", 0, 0}}};
     case phase_kind::rope:
-        return {false, {{"x", 0, shape::full}, {"cos", 0, shape::full}, {"sin", 0, shape::full}, {"y", 0, shape::full}},
+        return {false, {{"x", 0, shape::full, 0}, {"cos", 0, shape::full, 0}, {"sin", 0, shape::full, 0}, {"y", 0, shape::full, 1}},
                 {{"x", 0, 0}, {"cos", 0, 0}, {"sin", 0, 0}, {"t", 1, 0}, {"u", 1, 0}, {"y", 0, 0}}};
     case phase_kind::rmsnorm:
-        return {true, {{"x", 0, shape::full}, {"gain", 0, shape::row}, {"y", 0, shape::full}, {"rstd", 1, shape::col}},
+        return {true, {{"x", 0, shape::full, 0}, {"gain", 0, shape::row, 0}, {"y", 0, shape::full, 1}, {"rstd", 1, shape::col, 1}},
                 {{"x", 0, 0}, {"sq", 1, 0}, {"xn", 1, 0}, {"y", 0, 0}, {"ss", 1, 1}, {"r", 1, 1}}};
     case phase_kind::rmsnorm_bwd:
         return {true,
-                {{"x", 0, shape::full}, {"dy", 0, shape::full}, {"gain", 0, shape::row}, {"rstd", 1, shape::col},
-                 {"dx", 0, shape::full}},
+                {{"x", 0, shape::full, 0}, {"dy", 0, shape::full, 0}, {"gain", 0, shape::row, 0}, {"rstd", 1, shape::col, 0},
+                 {"dx", 0, shape::full, 1}},
                 {{"x", 0, 0}, {"dy", 0, 0}, {"xn", 1, 0}, {"dxn", 1, 0}, {"u", 1, 0}, {"w", 1, 0}, {"dx", 0, 0},
                  {"r", 1, 1}, {"c", 1, 1}}};
     case phase_kind::softmax:
-        return {true, {{"s", 0, shape::full}, {"p", 0, shape::full}},
+        return {true, {{"s", 0, shape::full, 0}, {"p", 0, shape::full, 1}},
                 {{"s", 0, 0}, {"e", 1, 0}, {"p", 0, 0}, {"mx", 1, 1}, {"sm", 1, 1}, {"rs", 1, 1}}};
     case phase_kind::softmax_bwd:
-        return {true, {{"p", 0, shape::full}, {"dp", 0, shape::full}, {"ds", 0, shape::full}},
+        return {true, {{"p", 0, shape::full, 0}, {"dp", 0, shape::full, 0}, {"ds", 0, shape::full, 1}},
                 {{"p", 0, 0}, {"dp", 0, 0}, {"t", 1, 0}, {"u", 1, 0}, {"ds", 0, 0}, {"s", 1, 1}}};
     case phase_kind::adam:
         return {false,
-                {{"param", 1, shape::full}, {"m", 1, shape::full}, {"v", 1, shape::full}, {"grad", 0, shape::full}},
+                {{"param", 1, shape::full, 2}, {"m", 1, shape::full, 2}, {"v", 1, shape::full, 2}, {"grad", 0, shape::full, 0}},
                 {{"param", 1, 0}, {"m", 1, 0}, {"v", 1, 0}, {"grad", 0, 0}, {"g2", 1, 0}, {"den", 1, 0}}};
     }
     throw std::logic_error("phase kind");
@@ -133,11 +135,16 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
     }
     auto set_bytes = [&](uint64_t w) {
         uint64_t b = 0;
-        for (const auto& t : kd.set) b += t.col ? 64 : padded(w * esz(t.fp32));
+        for (const auto& t : kd.set) b += t.col ? 64 : padded(w * esz(t.fp32) * (s.kind == phase_kind::rope ? 2 : 1));
         return b;
     };
     const uint64_t row_tiles = (s.rows + P - 1) / P;
-    uint64_t W = s.cols;
+    // RoPE pairs column c with c + cols / 2 (the half-split layout): a unit covers the same columns of both halves,
+    // so its tiles are twice the chunk wide.
+    const bool rope = s.kind == phase_kind::rope;
+    const uint64_t logical = rope ? s.cols / 2 : s.cols;
+    if (rope) per_col *= 2;
+    uint64_t W = logical;
     uint32_t sets = 2;
     if (per_core + 2 * set_bytes(W) > part) {
         if (kd.reduce) {
@@ -156,14 +163,13 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
     if (!kd.reduce) {
         W = std::min<uint64_t>(W, 8192);
         const uint64_t want = 4ull * cores;  // enough pieces for every core to overlap loads with work
-        if (row_tiles * ((s.cols + W - 1) / W) < want) {
+        if (row_tiles * ((logical + W - 1) / W) < want) {
             const uint64_t chunks = (want + row_tiles - 1) / row_tiles;
-            W = std::max<uint64_t>(64, ((s.cols + chunks - 1) / chunks + 63) / 64 * 64);
-            W = std::min(W, s.cols);
+            W = std::max<uint64_t>(64, ((logical + chunks - 1) / chunks + 63) / 64 * 64);
+            W = std::min(W, logical);
         }
-        if (s.kind == phase_kind::rope && W % 2) ++W;
     }
-    const uint64_t chunks = (s.cols + W - 1) / W, units = row_tiles * chunks;
+    const uint64_t chunks = (logical + W - 1) / W, units = row_tiles * chunks;
 
     phase_result r;
     r.chunk_cols = uint32_t(W);
@@ -189,13 +195,13 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
         std::vector<std::vector<tile>> set(sets);
         for (uint32_t k = 0; k < sets; ++k)
             for (const auto& t : kd.set)
-                set[k].push_back(kb.sbuf(P, t.col ? 1 : uint32_t(W), std::string(t.name) + std::to_string(k),
+                set[k].push_back(kb.sbuf(P, t.col ? 1 : uint32_t(rope ? 2 * W : W), std::string(t.name) + std::to_string(k),
                                          t.fp32 ? F32 : s.dtype));
         uint64_t done = 0;
         for (uint64_t u = c; u < units; u += cores, ++done) {
             const uint64_t rt = u / chunks, ch = u % chunks;
             const uint32_t r0 = uint32_t(rt * P), np = uint32_t(std::min<uint64_t>(P, s.rows - rt * P));
-            const uint32_t c0 = uint32_t(ch * W), w = uint32_t(std::min<uint64_t>(W, s.cols - ch * W));
+            const uint32_t c0 = uint32_t(ch * W), w = uint32_t(std::min<uint64_t>(W, logical - ch * W));
             const auto& st = set[done % sets];
             auto S = [&](const char* n) {
                 for (size_t i = 0; i < kd.set.size(); ++i)
@@ -242,16 +248,26 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
                 store("dg", "dg"), store("du", "du");
                 break;
             }
-            case phase_kind::rope: {  // y = x cos + rotate(x) sin, rotate(x1, x2) = (-x2, x1) over the two halves
-                load("x"), load("cos"), load("sin");
-                const uint32_t h = w / 2;
-                const tile x = S("x"), sn = S("sin"), t = S("t"), uu = S("u"), y = S("y");
-                kb.binary(vop::mul, t, x, S("cos"));
-                kb.binary(vop::mul, uu.cols(0, h), x.cols(h, h), sn.cols(0, h));
-                kb.binary(vop::mul, uu.cols(h, h), x.cols(0, h), sn.cols(h, h));
-                kb.binary(vop::axpby, y.cols(0, h), t.cols(0, h), uu.cols(0, h), bcast::none, 1.0f, -1.0f);
-                kb.binary(vop::add, y.cols(h, h), t.cols(h, h), uu.cols(h, h));
-                store("y", "y");
+            case phase_kind::rope: {  // y1 = x1 cos1 - x2 sin1, y2 = x2 cos2 + x1 sin2 (halves 1 and 2 of the row)
+                const uint32_t half = uint32_t(logical), W2 = uint32_t(W);
+                auto blk = [&](const char* n, uint32_t k) {  // this unit's columns of half k of an HBM tensor
+                    return kernel_builder::hbm(H(n).addr, uint32_t(s.rows), uint32_t(s.cols), n, s.dtype)
+                        .rows(r0, np)
+                        .cols(k * half + c0, w);
+                };
+                auto sb = [&](const char* n, uint32_t k) {  // and of its SBUF tile
+                    for (size_t i = 0; i < kd.set.size(); ++i)
+                        if (std::string(kd.set[i].name) == n) return st[i].rows(0, np).cols(k * W2, w);
+                    throw std::logic_error(std::string("phase tile ") + n);
+                };
+                for (const char* n : {"x", "cos", "sin"})
+                    for (uint32_t k = 0; k < 2; ++k) kb.copy(sb(n, k), blk(n, k));
+                for (uint32_t k = 0; k < 2; ++k) {
+                    kb.binary(vop::mul, sb("t", k), sb("x", k), sb("cos", k));
+                    kb.binary(vop::mul, sb("u", k), sb("x", 1 - k), sb("sin", k));
+                    kb.binary(vop::axpby, sb("y", k), sb("t", k), sb("u", k), bcast::none, 1.0f, k == 0 ? -1.0f : 1.0f);
+                    kb.copy(blk("y", k), sb("y", k));
+                }
                 break;
             }
             case phase_kind::rmsnorm:
@@ -322,6 +338,30 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
 
     platform::chip chip("chip0", cc);
     sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    // Functional runs: seeded inputs (stored in their dtype; the reference reads them back as stored).
+    std::map<std::string, std::vector<double>> in;
+    auto elements = [&](const hbm_tensor& t) {
+        return t.d.sh == shape::full ? s.rows * s.cols : t.d.sh == shape::row ? s.cols : s.rows;
+    };
+    if (cfg.functional) {
+        tb::rng g(s.seed * 0x9E3779B97F4A7C15ull + uint64_t(s.kind));
+        for (const auto& t : hbm) {
+            if (t.d.role == 1) continue;
+            const std::string n = t.d.name;
+            double lo = -2, hi = 2;  // activations, gradients
+            if (n == "v" || n == "p") lo = 0, hi = 1;                    // second moment, probabilities
+            if (n == "rstd" || n == "gain") lo = 0.5, hi = 1.5;
+            if (n == "cos" || n == "sin") lo = -1, hi = 1;
+            std::vector<float> f(elements(t));
+            for (auto& x : f) x = float(lo + (hi - lo) * g.uniform());
+            const auto type = t.d.fp32 ? F32 : s.dtype;
+            std::vector<uint8_t> raw(f.size() * numerics::size_of(type));
+            numerics::encode(type, f.data(), raw.data(), f.size());
+            numerics::decode(type, raw.data(), f.data(), f.size());
+            chip.host_write(t.addr, raw.data(), raw.size());
+            in[n].assign(f.begin(), f.end());
+        }
+    }
     for (uint32_t c = 0; c < cores; ++c) chip.cores[c]->load(std::move(progs[c]));
     tb::sim_probe probe = tb::make_chip_probe(chip);
     r.wall_s = tb::run_to_completion(probe, opt);
@@ -332,6 +372,150 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
     for (uint32_t c = 0; c < cores; ++c) {
         const std::string p = "chip0.core" + std::to_string(c) + ".";
         r.engine_ns = std::max({r.engine_ns, stats[p + "vector.busy_ns"], stats[p + "scalar.busy_ns"]});
+    }
+    if (!cfg.functional) return r;
+
+    // The FP64 reference of every output.
+    const uint64_t R = s.rows, C = s.cols;
+    std::map<std::string, std::vector<double>> want;
+    auto& w = want;
+    auto A = [&](const char* n) -> const std::vector<double>& { return in.at(n); };
+    auto sig = [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
+    switch (s.kind) {
+    case phase_kind::add: {
+        auto& y = w["y"] = A("a");
+        for (uint64_t i = 0; i < y.size(); ++i) y[i] += A("b")[i];
+        break;
+    }
+    case phase_kind::copy: w["y"] = A("a"); break;
+    case phase_kind::swiglu: {
+        auto& y = w["y"] = A("g");
+        for (uint64_t i = 0; i < y.size(); ++i) y[i] = y[i] * sig(y[i]) * A("u")[i];
+        break;
+    }
+    case phase_kind::swiglu_bwd: {
+        auto& dg = w["dg"] = A("g");
+        auto& du = w["du"] = A("g");
+        for (uint64_t i = 0; i < dg.size(); ++i) {
+            const double gi = A("g")[i], si = sig(gi), dy = A("dy")[i];
+            du[i] = dy * gi * si;
+            dg[i] = dy * A("u")[i] * si * (1 + gi * (1 - si));
+        }
+        break;
+    }
+    case phase_kind::rope: {
+        auto& y = w["y"] = A("x");
+        const uint64_t h = C / 2;
+        for (uint64_t i = 0; i < R; ++i)
+            for (uint64_t c = 0; c < C; ++c) {
+                const uint64_t e = i * C + c, pair = i * C + (c < h ? c + h : c - h);
+                y[e] = A("x")[e] * A("cos")[e] + (c < h ? -1 : 1) * A("x")[pair] * A("sin")[e];
+            }
+        break;
+    }
+    case phase_kind::rmsnorm: {
+        auto& y = w["y"] = A("x");
+        auto& rs = w["rstd"] = std::vector<double>(R);
+        for (uint64_t i = 0; i < R; ++i) {
+            double ss = 0;
+            for (uint64_t c = 0; c < C; ++c) ss += A("x")[i * C + c] * A("x")[i * C + c];
+            rs[i] = 1 / std::sqrt(ss / double(C) + double(eps));
+            for (uint64_t c = 0; c < C; ++c) y[i * C + c] = A("x")[i * C + c] * rs[i] * A("gain")[c];
+        }
+        break;
+    }
+    case phase_kind::rmsnorm_bwd: {
+        auto& dx = w["dx"] = A("x");
+        auto& dgain = w["dgain"] = std::vector<double>(C, 0.0);
+        for (uint64_t i = 0; i < R; ++i) {
+            const double ri = A("rstd")[i];
+            double c = 0;
+            for (uint64_t k = 0; k < C; ++k) c += A("dy")[i * C + k] * A("gain")[k] * A("x")[i * C + k] * ri;
+            for (uint64_t k = 0; k < C; ++k) {
+                const double xn = A("x")[i * C + k] * ri, dxn = A("dy")[i * C + k] * A("gain")[k];
+                dx[i * C + k] = ri * (dxn - xn * c / double(C));
+                dgain[k] += A("dy")[i * C + k] * xn;
+            }
+        }
+        break;
+    }
+    case phase_kind::softmax: {
+        auto& p = w["p"] = A("s");
+        for (uint64_t i = 0; i < R; ++i) {
+            double mx = -INFINITY, sum = 0;
+            for (uint64_t c = 0; c < C; ++c) mx = std::max(mx, p[i * C + c]);
+            for (uint64_t c = 0; c < C; ++c) sum += (p[i * C + c] = std::exp(p[i * C + c] - mx));
+            for (uint64_t c = 0; c < C; ++c) p[i * C + c] /= sum;
+        }
+        break;
+    }
+    case phase_kind::softmax_bwd: {
+        auto& ds = w["ds"] = A("p");
+        for (uint64_t i = 0; i < R; ++i) {
+            double dot = 0;
+            for (uint64_t c = 0; c < C; ++c) dot += A("p")[i * C + c] * A("dp")[i * C + c];
+            for (uint64_t c = 0; c < C; ++c) ds[i * C + c] = A("p")[i * C + c] * (A("dp")[i * C + c] - dot);
+        }
+        break;
+    }
+    case phase_kind::adam: {
+        auto& m = w["m"] = A("m");
+        auto& v = w["v"] = A("v");
+        auto& upd = w["update"] = A("param");
+        for (uint64_t i = 0; i < m.size(); ++i) {
+            const double g = A("grad")[i];
+            m[i] = b1 * m[i] + (1 - double(b1)) * g;
+            v[i] = b2 * v[i] + (1 - double(b2)) * g * g;
+            upd[i] = -double(lr) / bc1 * m[i] / (std::sqrt(v[i] / bc2) + adam_eps);
+        }
+        break;
+    }
+    }
+    // What the chip wrote, decoded.
+    auto got_of = [&](const hbm_tensor& t) {
+        const auto type = t.d.fp32 ? F32 : s.dtype;
+        std::vector<uint8_t> raw(elements(t) * numerics::size_of(type));
+        chip.host_read(t.addr, raw.data(), raw.size());
+        std::vector<float> f(elements(t));
+        numerics::decode(type, raw.data(), f.data(), f.size());
+        return std::vector<double>(f.begin(), f.end());
+    };
+    std::map<std::string, std::vector<double>> got;
+    for (const auto& t : hbm)
+        if (t.d.role != 0) got[t.d.name] = got_of(t);
+    if (s.kind == phase_kind::adam) {  // the parameter by its update: lr-sized, it would vanish in p's own error
+        auto& u = got["update"] = got.at("param");
+        for (uint64_t i = 0; i < u.size(); ++i) u[i] -= A("param")[i];
+        got.erase("param");
+    }
+    if (norm_bwd) {  // the per-core partial rows, summed
+        std::vector<float> f(uint64_t(cores) * C);
+        chip.host_read(dgain_addr, f.data(), f.size() * 4);
+        auto& dg = got["dgain"] = std::vector<double>(C, 0.0);
+        for (uint32_t c = 0; c < cores; ++c)
+            if (c < units)
+                for (uint64_t k = 0; k < C; ++k) dg[k] += f[c * C + k];
+    }
+    r.checked = true;
+    r.pass = true;
+    for (const auto& [n, ref] : want) {
+        const auto& g = got.at(n);
+        double err = 0, mx = 0;
+        for (uint64_t i = 0; i < ref.size(); ++i) {
+            err = std::max(err, std::isfinite(g[i]) ? std::fabs(g[i] - ref[i]) : INFINITY);
+            mx = std::max(mx, std::fabs(ref[i]));
+        }
+        phase_check c;
+        c.name = n;
+        c.rel_err = mx > 0 ? err / mx : err;
+        // An ulp-sized rounding of a model-dtype output (BF16: 2^-8 relative to the largest value) plus FP32 math and activation approximations; Adam's
+        // update also carries the FP32 rounding of p' (relative to |p| / |update|).
+        const bool fp32_out = n == "rstd" || n == "dgain" || n == "m" || n == "v" || n == "update";
+        c.tolerance = fp32_out ? 1e-4 : (s.dtype == F32 ? 1e-4 : std::ldexp(1.0, -(s.dtype == numerics::dtype::fp16 ? 11 : 8)) + 1e-4);
+        if (n == "update" && mx > 0) c.tolerance += 2.0 * 0x1.0p-24 / mx;
+        c.pass = c.rel_err <= c.tolerance;
+        r.pass = r.pass && c.pass;
+        r.checks.push_back(c);
     }
     return r;
 }

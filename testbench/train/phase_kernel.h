@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "models/numerics/dtype.h"
 #include "platforms/config/platform_config.h"
@@ -25,6 +26,16 @@ struct phase_spec {
     uint64_t rows = 128, cols = 128;
     numerics::dtype dtype = numerics::dtype::bf16;
     uint64_t hbm_offset = 0;  // the tensors start this far above the HBM base (placement studies, replay checks)
+    uint64_t seed = 1;        // functional runs: the inputs' seeded random values
+};
+
+// A functional run's check of one output against the FP64 reference of the phase on the same (stored) inputs:
+// normwise error max |got - ref| / max |ref| within `tolerance` (half an ulp of the output dtype plus the engines'
+// FP32 rounding and activation approximations, docs/vector_engine.md).
+struct phase_check {
+    std::string name;
+    double rel_err = 0, tolerance = 0;
+    bool pass = false;
 };
 
 struct phase_result {
@@ -34,10 +45,13 @@ struct phase_result {
     double engine_ns = 0;          // the busiest core's busiest engine (Vector or Scalar)
     uint64_t instructions = 0;     // over all cores
     uint32_t chunk_cols = 0, buffer_sets = 0;
+    bool checked = false, pass = false;  // functional runs (sim.functional = true): every output checked
+    std::vector<phase_check> checks;
     bool memory_bound() const { return min_time_hbm_ns >= engine_ns; }
 };
 
-// Throws std::invalid_argument for a phase that cannot be mapped (zero size, a row that does not fit SBUF).
+// Functional runs (cfg.functional) fill the inputs with seeded values and check every output; timing-only runs
+// move no data. Throws std::invalid_argument for a phase that cannot be mapped (zero size, a row that does not fit SBUF).
 phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s, const tb::sim_options& opt);
 
 }  // namespace trnsim::train

@@ -16,6 +16,7 @@
 #include "testbench/collective/collective_run.h"
 #include "testbench/gemm/gemm_run.h"
 #include "testbench/train/phase_kernel.h"
+#include "testbench/train/pipeline.h"
 #include "tlm/trace_events.h"
 
 namespace trnsim::train {
@@ -424,49 +425,13 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
             }
         }
 
-    // 1F1B: stage s runs min(S - 1 - s, M) warm-up forwards, then alternates one forward, one backward, then the
-    // remaining backwards. F(s, i) follows F(s - 1, i) and its send; B(s, i) follows B(s + 1, i) and its send (the
-    // last stage: its own F(s, i), earlier in its order).
-    std::vector<std::vector<std::pair<char, uint64_t>>> order(S);
-    for (uint32_t s = 0; s < S; ++s) {
-        const uint64_t warm = std::min<uint64_t>(S - 1 - s, M);
-        for (uint64_t i = 0; i < warm; ++i) order[s].push_back({'F', i});
-        for (uint64_t i = 0; i + warm < M; ++i) order[s].push_back({'F', warm + i}), order[s].push_back({'B', i});
-        for (uint64_t i = M - warm; i < M; ++i) order[s].push_back({'B', i});
-    }
-    const double NONE = -1;
-    std::vector<std::vector<double>> fend(S, std::vector<double>(M, NONE)), bend(S, std::vector<double>(M, NONE));
-    std::vector<size_t> pos(S, 0);
-    std::vector<double> free_at(S, 0);
-    for (bool progress = true; progress;) {
-        progress = false;
-        for (uint32_t s = 0; s < S; ++s)
-            while (pos[s] < order[s].size()) {
-                const auto [k, i] = order[s][pos[s]];
-                double ready = 0;
-                if (k == 'F' && s > 0) {
-                    if (fend[s - 1][i] == NONE) break;
-                    ready = fend[s - 1][i] + r.send_ns;
-                }
-                if (k == 'B' && s + 1 < S) {
-                    if (bend[s + 1][i] == NONE) break;
-                    ready = bend[s + 1][i] + r.send_ns;
-                }
-                const double b = std::max(free_at[s], ready), e = b + (k == 'F' ? F[s][i] : B[s][i]);
-                (k == 'F' ? fend : bend)[s][i] = e;
-                free_at[s] = e;
-                r.stages[s].spans.push_back({k, uint32_t(i), b, e});
-                ++pos[s];
-                progress = true;
-            }
-    }
-    for (uint32_t s = 0; s < S; ++s)
-        if (pos[s] != order[s].size()) throw std::logic_error("1F1B schedule did not complete");
+    const auto spans = schedule_1f1b(F, B, r.send_ns);
+    for (uint32_t s = 0; s < S; ++s) r.stages[s].spans = spans[s];
 
     // Gradient buckets (last micro-batch's backward: head, then the layers last to first) and Adam.
     for (uint32_t s = 0; s < S; ++s) {
         auto& st = r.stages[s];
-        st.pipeline_end_ns = free_at[s];
+        st.pipeline_end_ns = st.spans.back().end_ns;
         st.bubble_ns = st.pipeline_end_ns - busy[s].total;
         const auto& last = bwd[s][M - 1];
         double t = st.spans.back().begin_ns, comm = 0;

@@ -30,6 +30,7 @@
 #include "models/collective/schedule.h"
 #include "platforms/config/platform_config.h"
 #include "testbench/train/layer_plan.h"
+#include "testbench/train/pipeline.h"
 #include "testbench/train/train_spec.h"
 
 namespace trnsim::train {
@@ -63,12 +64,7 @@ struct stage_result {
     double bubble_ns = 0;                   // pipeline_end - busy (idle: warm-up, cool-down, waiting for sends)
     double dp_end_ns = 0, dp_exposed_ns = 0;  // last gradient bucket reduced; the part after the last backward
     double optimizer_ns = 0, end_ns = 0;
-    struct span {
-        char kind;                          // 'F' or 'B'
-        uint32_t micro_batch;
-        double begin_ns, end_ns;
-    };
-    std::vector<span> spans;                // the 1F1B order
+    std::vector<pipeline_span> spans;       // the 1F1B order
     std::vector<std::pair<double, double>> dp_buckets;  // begin, end of every gradient bucket
 };
 

@@ -1,0 +1,254 @@
+// Training steps (issue 6). Every TEST_CASE runs in its own process; run_train forks its simulations.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <cstring>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "models/collective/groups.h"
+#include "platforms/config/config_node.h"
+#include "platforms/config/platform_config.h"
+#include "testbench/train/phase_kernel.h"
+#include "testbench/train/pipeline.h"
+#include "testbench/train/train_run.h"
+
+using namespace trnsim;
+using namespace trnsim::train;
+
+namespace {
+
+platform::platform_config load(const std::string& name, std::vector<std::string> sets = {}) {
+    return platform::load_platform(name, sets, platform::default_config_dir());
+}
+
+model_spec tiny() { return load_model("tiny", platform::default_config_dir()); }
+
+}  // namespace
+
+TEST_CASE("model presets load with their published shapes") {
+    const auto m = load_model("llama-7b", platform::default_config_dir());
+    CHECK(m.layers == 32);
+    CHECK(m.hidden == 4096);
+    CHECK(m.head_dim() == 128);
+    // Llama 2 7B has 6.74 B parameters (untied embedding and head).
+    CHECK(m.params() == Approx(6.738e9).epsilon(0.001));
+    const auto big = load_model("llama-70b", platform::default_config_dir());
+    CHECK(big.kv_heads == 8);
+    CHECK(big.params() == Approx(68.98e9).epsilon(0.002));  // Llama 2 70B: 69.0 B
+}
+
+TEST_CASE("a bad model file names the file and the key") {
+    const std::string f = "bad_model_test.json";
+    std::ofstream(f) << "{ \"layers\": 2, \"heads\": 3, \"hidden\": 256 }";
+    try {
+        load_model("./" + f, platform::default_config_dir());
+        FAIL("no error");
+    } catch (const config::config_error& e) {
+        CHECK_THAT(e.what(), Catch::Contains("bad_model_test.json") && Catch::Contains("heads") &&
+                                 Catch::Contains("does not divide hidden 256"));
+    }
+    std::remove(f.c_str());
+    CHECK_THROWS_WITH(load_model("nosuch", platform::default_config_dir()), Catch::Contains("unknown model 'nosuch'"));
+}
+
+TEST_CASE("plans that do not fit are refused naming the option") {
+    const auto m = tiny();  // 4 layers, 8 heads, ffn 1024, global batch 16
+    parallel_plan p;
+    p.dp = 2, p.tp = 2, p.pp = 2;
+    CHECK_NOTHROW(validate(p, m, 8));
+    CHECK_THROWS_WITH(validate(p, m, 16), Catch::Contains("8 ranks, but the platform has 16 chips"));
+    p.tp = 4, p.dp = 1, p.pp = 3;
+    CHECK_THROWS_WITH(validate(p, m, 12), Catch::Contains("--pp: 3 does not divide the model's 4 layers"));
+    p.tp = 16, p.pp = 1;
+    CHECK_THROWS_WITH(validate(p, m, 16), Catch::Contains("--tp: 16 does not divide the model's 8 heads"));
+    p.tp = 1, p.dp = 32;
+    CHECK_THROWS_WITH(validate(p, m, 32), Catch::Contains("--global-batch"));
+}
+
+TEST_CASE("a layer's operations add up to the model's FLOPs") {
+    const auto m = tiny();
+    for (uint32_t tp : {1u, 2u, 8u}) {
+        parallel_plan p;
+        p.tp = tp;
+        const auto lp = plan_layer(m, p);
+        double fwd = 0, bwd = 0;
+        for (const auto& o : lp.fwd) fwd += o.flops();
+        for (const auto& o : lp.bwd) bwd += o.flops();
+        // Forward: 2 FLOPs per weight per token (norm gains aside) plus attention's QK^T and PV, 4 S^2 H per sequence.
+        const double T = m.seq, weights = double(m.layer_params() - 2 * m.hidden);
+        const double want = (2 * T * weights + 4.0 * m.seq * m.seq * m.hidden) / tp;
+        CHECK(fwd == Approx(want).epsilon(1e-12));
+        CHECK(bwd == Approx(2 * want).epsilon(1e-12));  // dgrad + wgrad of every matmul
+        CHECK(lp.layer_params_per_chip == (m.layer_params() - 2 * m.hidden) / tp + 2 * m.hidden);
+        size_t allreduces = 0;
+        for (const auto* v : {&lp.fwd, &lp.bwd})
+            for (const auto& o : *v) allreduces += o.k == layer_op::kind::tp_allreduce;
+        CHECK(allreduces == (tp > 1 ? 4u : 0u));
+    }
+}
+
+TEST_CASE("1F1B with uniform stages takes (M + S - 1) (F + B) and keeps at most S - s micro-batches in flight") {
+    const size_t S = 4, M = 8;
+    const double F = 1, B = 2;
+    const std::vector<std::vector<double>> fwd(S, std::vector<double>(M, F)), bwd(S, std::vector<double>(M, B));
+    const auto sp = schedule_1f1b(fwd, bwd, 0);
+    REQUIRE(sp.size() == S);
+    double end = 0;
+    for (size_t s = 0; s < S; ++s) {
+        REQUIRE(sp[s].size() == 2 * M);
+        end = std::max(end, sp[s].back().end_ns);
+        int in_flight = 0, most = 0;
+        for (size_t k = 0; k < sp[s].size(); ++k) {
+            in_flight += sp[s][k].kind == 'F' ? 1 : -1;
+            most = std::max(most, in_flight);
+            if (k) CHECK(sp[s][k].begin_ns >= sp[s][k - 1].end_ns);  // one pass at a time
+        }
+        CHECK(most == int(S - s));
+    }
+    CHECK(end == Approx((M + S - 1) * (F + B)));
+    // A send between stages delays every hand-over: the first backward of stage 0 waits for the whole round trip.
+    const auto slow = schedule_1f1b(fwd, bwd, 0.5);
+    const auto first_b = std::find_if(slow[0].begin(), slow[0].end(), [](const pipeline_span& x) { return x.kind == 'B'; });
+    CHECK(first_b->begin_ns == Approx(S * F + (S - 1) * 0.5 + (S - 1) * (B + 0.5)));
+}
+
+TEST_CASE("snake placement makes consecutive ranks neighbours on a torus") {
+    const auto t = collective::topology::make_torus(4, 4, 4);
+    const auto v = snake_placement(t);
+    REQUIRE(v.size() == 64);
+    CHECK(std::set<uint32_t>(v.begin(), v.end()).size() == 64);
+    for (size_t i = 1; i < v.size(); ++i) {
+        const auto a = t.coords(v[i - 1]), b = t.coords(v[i]);
+        int diff = 0;
+        for (int d = 0; d < 3; ++d) diff += a[d] != b[d] ? std::abs(int(a[d]) - int(b[d])) : 0;
+        CHECK(diff == 1);
+    }
+}
+
+TEST_CASE("group collectives are every group's ring on its own chips") {
+    const auto t = collective::topology::make_torus(4, 4, 1);
+    collective::params p;
+    p.o = collective::op::allreduce;
+    p.a = collective::algo::ring;
+    p.dt = numerics::dtype::fp32;
+    p.bytes = 4096;
+    const std::vector<std::vector<uint32_t>> groups = {{0, 1, 2, 3}, {7, 6, 5, 4}, {8}};
+    const auto s = collective::build_groups(t, groups, p);
+    const auto one = collective::build(collective::topology::make_ring(4), p);
+    REQUIRE(s.steps.size() == 2 * one.steps.size());
+    collective::validate(s);
+    for (size_t i = 0; i < s.steps.size(); ++i) {
+        const auto& g = groups[i < one.steps.size() ? 0 : 1];
+        CHECK(std::count(g.begin(), g.end(), s.steps[i].src.chip) == 1);
+        CHECK(std::count(g.begin(), g.end(), s.steps[i].dst.chip) == 1);
+    }
+    // The reference execution reduces each group on its own.
+    std::vector<collective::chip_buffers> bufs(16);
+    for (uint32_t c = 0; c < 16; ++c) {
+        bufs[c].input.assign(4096, 0);
+        float v = float(c);
+        for (size_t k = 0; k < 1024; ++k) std::memcpy(bufs[c].input.data() + 4 * k, &v, 4);
+    }
+    collective::execute_reference(s, bufs);
+    float got = 0;
+    std::memcpy(&got, bufs[5].output.data(), 4);
+    CHECK(got == 4 + 5 + 6 + 7);
+    CHECK_THROWS_WITH(collective::build_groups(t, {{0, 1}, {1, 2}}, p), Catch::Contains("chip 1 is in two groups"));
+    CHECK_THROWS_WITH(collective::build_groups(t, {{0, 99}}, p), Catch::Contains("chip 99 is outside"));
+}
+
+// The vector phases against their FP64 reference: 300 rows (a partial row tile), column chunks for elementwise
+// phases, every core busy.
+static void check_phase(phase_kind k, uint64_t rows, uint64_t cols) {
+    const auto cfg = load("trn2");
+    phase_spec s;
+    s.kind = k, s.rows = rows, s.cols = cols;
+    tb::sim_options so;
+    so.progress_after_s = 0;
+    const auto r = run_phase(cfg, s, so);
+    REQUIRE(r.checked);
+    for (const auto& c : r.checks) {
+        INFO(name_of(k) << " " << c.name << ": error " << c.rel_err << " tolerance " << c.tolerance);
+        CHECK(c.pass);
+    }
+    CHECK(r.pass);
+    CHECK(r.sim_ns > 0);
+    CHECK(r.hbm_bytes > 0);
+}
+
+TEST_CASE("phase add matches its reference") { check_phase(phase_kind::add, 300, 384); }
+TEST_CASE("phase copy matches its reference") { check_phase(phase_kind::copy, 300, 384); }
+TEST_CASE("phase swiglu matches its reference") { check_phase(phase_kind::swiglu, 300, 384); }
+TEST_CASE("phase swiglu_bwd matches its reference") { check_phase(phase_kind::swiglu_bwd, 300, 384); }
+TEST_CASE("phase rope matches its reference") { check_phase(phase_kind::rope, 300, 384); }
+TEST_CASE("phase rmsnorm matches its reference") { check_phase(phase_kind::rmsnorm, 300, 384); }
+TEST_CASE("phase rmsnorm_bwd matches its reference") { check_phase(phase_kind::rmsnorm_bwd, 300, 384); }
+TEST_CASE("phase softmax matches its reference") { check_phase(phase_kind::softmax, 300, 384); }
+TEST_CASE("phase softmax_bwd matches its reference") { check_phase(phase_kind::softmax_bwd, 300, 384); }
+TEST_CASE("phase adam matches its reference") { check_phase(phase_kind::adam, 128, 5000); }
+
+TEST_CASE("a phase's timing-only run takes the same time as its functional run") {
+    phase_spec s;
+    s.kind = phase_kind::softmax, s.rows = 1000, s.cols = 512;
+    tb::sim_options so;
+    so.progress_after_s = 0;
+    // One kernel per process: the timing-only run in a forked child (before this process simulates anything),
+    // the functional one here.
+    int fd[2];
+    REQUIRE(pipe(fd) == 0);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        double t = -1;
+        try {
+            t = run_phase(load("trn2", {"sim.functional=false"}), s, so).sim_ns;
+        } catch (...) {
+        }
+        (void)!write(fd[1], &t, sizeof t);
+        _exit(0);
+    }
+    double t = -1;
+    REQUIRE(read(fd[0], &t, sizeof t) == sizeof t);
+    waitpid(pid, nullptr, 0);
+    const auto f = run_phase(load("trn2"), s, so);
+    CHECK(f.pass);
+    CHECK(t == f.sim_ns);
+}
+
+TEST_CASE("a row that does not fit SBUF is refused naming the phase") {
+    phase_spec s;
+    s.kind = phase_kind::softmax, s.rows = 128, s.cols = 1u << 20;
+    CHECK_THROWS_WITH(run_phase(load("trn2", {"sim.functional=false"}), s, {}),
+                      Catch::Contains("phase softmax 128 x 1048576") && Catch::Contains("partition_kib"));
+}
+
+TEST_CASE("replay gives the same step as simulating every operation on its own") {
+    const auto cfg = load("ring-8");
+    auto m = tiny();
+    m.global_batch = 4;
+    parallel_plan p;
+    p.dp = 2, p.tp = 2, p.pp = 2;
+    train_options o;
+    o.quiet = true;
+    const auto rep = run_train(cfg, m, p, o);
+    o.replay = false;
+    const auto full = run_train(cfg, m, p, o);
+    CHECK(full.simulations > 10 * rep.simulations);
+    CHECK(rep.replayed > 0);
+    CHECK(full.replayed == 0);
+    CHECK(rep.step_ns == Approx(full.step_ns).epsilon(1e-12));
+    CHECK(rep.compute_ns == Approx(full.compute_ns).epsilon(1e-12));
+    CHECK(rep.memory_ns == Approx(full.memory_ns).epsilon(1e-12));
+    CHECK(rep.bubble_ns == Approx(full.bubble_ns).epsilon(1e-12));
+    CHECK(rep.dp_exposed_ns == Approx(full.dp_exposed_ns).epsilon(1e-12));
+    for (uint32_t s = 0; s < 2; ++s) CHECK(rep.stages[s].end_ns == Approx(full.stages[s].end_ns).epsilon(1e-12));
+    // The breakdown adds up to the step.
+    CHECK(rep.compute_ns + rep.memory_ns + rep.tp_exposed_ns + rep.bubble_ns + rep.dp_exposed_ns + rep.optimizer_ns ==
+          Approx(rep.step_ns).epsilon(1e-9));
+    CHECK(rep.mfu > 0);
+    CHECK(rep.mfu < 1);
+}
