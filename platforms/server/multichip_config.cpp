@@ -3,6 +3,7 @@
 #include "models/link/global_address.h"
 #include "models/link/torus_routing.h"
 
+#include <cstdio>
 #include <set>
 
 namespace trnsim::platform {
@@ -103,20 +104,13 @@ multichip_config parse_multichip(const node& root, platform_kind kind, bool func
         std::string state = f.get_choice("state", "", {"down", "degraded"});
         if (state.empty()) f.fail("state", "required (\"down\" or \"degraded\")");
         lf.down = state == "down";
-        if (lf.down) {
-            for (const char* k : {"bandwidth_factor", "extra_latency_ns"})
-                if (f.has(k)) f.fail(k, "only a \"degraded\" link has it");
-        } else {
-            if (!f.has("bandwidth_factor") && !f.has("extra_latency_ns"))
-                f.fail("bandwidth_factor", "a degraded link needs bandwidth_factor (0 < f < 1) or extra_latency_ns");
-            lf.bandwidth_factor = f.get_double("bandwidth_factor", 1, -1e300, 1e300);
-            if (f.has("bandwidth_factor") && !(lf.bandwidth_factor > 0 && lf.bandwidth_factor < 1))
-                f.fail("bandwidth_factor", "must be > 0 and < 1 (a down link is \"state\": \"down\"), got " +
-                                               std::to_string(lf.bandwidth_factor));
-            lf.extra_latency_ns = f.get_double("extra_latency_ns", 0, 0, 1e9);
-        }
+        // Only read here; add_link_fault judges the values (and whether a down link may have them).
+        if (f.has("bandwidth_factor")) lf.bandwidth_factor = f.get_double("bandwidth_factor", 1, -1e300, 1e300);
+        if (f.has("extra_latency_ns")) lf.extra_latency_ns = f.get_double("extra_latency_ns", 0, -1e300, 1e300);
         f.finish();
-        add_link_fault(c, lf, f.path());
+        fault_origin o;
+        o.where = f.path();
+        add_link_fault(c, lf, o);
     }
 
     node ch = root.child("chips");
@@ -175,8 +169,9 @@ std::string unroutable_copy(const multichip_config& c, const collective::schedul
     return "";
 }
 
-void add_link_fault(multichip_config& c, const link_fault& f, const std::string& where) {
-    auto fail = [&](const std::string& m) { throw config::config_error(where + ": " + m); };
+void add_link_fault(multichip_config& c, const link_fault& f, const fault_origin& o) {
+    auto fail_at = [](const std::string& where, const std::string& m) { throw config::config_error(where + ": " + m); };
+    auto fail = [&](const std::string& m) { fail_at(o.where, m); };
     if (c.kind == platform_kind::single_chip) fail("a single chip has no chip-to-chip links");
     for (uint32_t id : {f.from, f.to})
         if (id >= c.n_chips)
@@ -186,9 +181,24 @@ void add_link_fault(multichip_config& c, const link_fault& f, const std::string&
         fail("no link " + dir + " (a fault needs two neighbouring chips of one server; servers talk through the "
              "network)");
     if (c.fault(f.from, f.to)) fail("link " + dir + " already has a fault");
-    if (!f.down && !(f.bandwidth_factor > 0 && f.bandwidth_factor <= 1))
-        fail("bandwidth_factor of link " + dir + " must be > 0 and < 1");
-    if (!f.down && f.extra_latency_ns < 0) fail("extra_latency_ns of link " + dir + " must be >= 0");
+    auto num = [](double x) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%g", x);
+        return std::string(b);
+    };
+    if (f.down) {
+        if (f.bandwidth_factor) fail_at(o.at(o.factor), "only a \"degraded\" link has it");
+        if (f.extra_latency_ns) fail_at(o.at(o.extra), "only a \"degraded\" link has it");
+    } else {
+        if (f.bandwidth_factor && !(*f.bandwidth_factor > 0 && *f.bandwidth_factor < 1))
+            fail_at(o.at(o.factor), "must be > 0 and < 1 (a down link is " + o.down + "), got " +
+                                        num(*f.bandwidth_factor));
+        if (f.extra_latency_ns && !(*f.extra_latency_ns >= 0 && *f.extra_latency_ns <= 1e9))
+            fail_at(o.at(o.extra), "must be >= 0 and <= 1e9 ns, got " + num(*f.extra_latency_ns));
+        if (!f.bandwidth_factor && f.extra_ns() == 0)
+            fail("degraded link " + dir + " changes nothing: it needs " + o.factor + " (0 < f < 1) or " + o.extra +
+                 " > 0");
+    }
     c.faults.push_back(f);
     if (f.down) c.topo.down.emplace_back(f.from, f.to);
 }

@@ -157,6 +157,15 @@ TEST_CASE("link faults: bad fault configs name the key path", "[multichip][fault
                         Catch::Contains("server.faults.links[0].bandwidth_factor: must be > 0 and < 1"));
     REQUIRE_THROWS_WITH(bad(R"({"from":0,"to":1,"state":"degraded","bandwidth_factor":0})"),
                         Catch::Contains("server.faults.links[0].bandwidth_factor: must be > 0 and < 1"));
+    REQUIRE_THROWS_WITH(bad(R"({"from":0,"to":1,"state":"degraded","extra_latency_ns":-1})"),
+                        Catch::Contains("server.faults.links[0].extra_latency_ns: must be >= 0 and <= 1e9 ns, got -1"));
+    REQUIRE_THROWS_WITH(bad(R"({"from":0,"to":1,"state":"degraded","extra_latency_ns":0})"),
+                        Catch::Contains("server.faults.links[0]: degraded link 0->1 changes nothing: it needs "
+                                        "bandwidth_factor (0 < f < 1) or extra_latency_ns > 0"));
+    REQUIRE_THROWS_WITH(bad(R"({"from":0,"to":1,"state":"degraded"})"),
+                        Catch::Contains("server.faults.links[0]: degraded link 0->1 changes nothing"));
+    REQUIRE_THROWS_WITH(bad(R"({"from":0,"to":1,"state":"down","extra_latency_ns":5})"),
+                        Catch::Contains("server.faults.links[0].extra_latency_ns: only a \"degraded\" link has it"));
     REQUIRE_THROWS_WITH(bad(R"({"from":0,"to":1,"state":"broken"})"),
                         Catch::Contains("server.faults.links[0].state"));
     REQUIRE_THROWS_WITH(bad(R"({"from":0,"to":1,"state":"down"},{"from":0,"to":1,"state":"down"})"),
