@@ -22,6 +22,7 @@
 #include "platforms/single_chip/factories.h"
 #include "testbench/gemm/gemm_run.h"
 #include "testbench/hbm_trace.h"
+#include "testbench/train/train_spec.h"
 
 using namespace trnsim;
 
@@ -110,6 +111,16 @@ int cmd_list(const app::args& a) {
     std::cout << "workloads:\n  gemm     - C[MxN] = A[MxK] * B[KxN] (--m --k --n --dtype --seed)\n"
                  "  program  - hand-written instruction streams from a file (--program FILE.json)\n"
                  "  attention, mlp, decoder, adam - transformer kernels on one core (--seq --hidden --heads --ffn)\n";
+    std::cout << "models (trnsim train --model, " << dir << "/models):\n";
+    for (const auto& m : train::model_presets(dir)) {
+        std::string desc;
+        try {
+            desc = train::load_model(m, dir).description;
+        } catch (const std::exception& e) {
+            desc = std::string("(invalid: ") + e.what() + ")";
+        }
+        std::cout << "  " << m << (desc.empty() ? "" : "  - " + desc) << "\n";
+    }
     std::cout << "fault targets: " << platform::fault_targets_help() << "\n";
     std::cout << "tensor engine back ends: tlm" << (platform::rtl_available() ? ", rtl (" + platform::rtl_sizes() + ")" : "")
               << "\n";

@@ -183,8 +183,9 @@ int cmd_train(int argc, char** argv) {
     out << fmt("  sampling        %s: %llu simulations, %llu operation uses replayed from them (every chip of a "
                "stage runs the same shapes)\n",
                o.replay ? "replay" : "no replay", (unsigned long long)r.simulations, (unsigned long long)r.replayed);
-    out << fmt("  wall time       %.1f s (simulations %.1f s of host time on %u jobs)\n", r.wall_s, r.sim_wall_s,
-               o.jobs);
+    out << fmt("  wall time       %.1f s (simulations %.1f s of host time on %u jobs; the largest, %s, peaked at %.0f "
+               "MiB)\n",
+               r.wall_s, r.sim_wall_s, o.jobs, r.sim_peak_rss_what.c_str(), r.sim_peak_rss_mib);
     if (!o.timeline_file.empty()) out << "  timeline        " << o.timeline_file << "\n";
     std::cout << out.str();
     if (a.has("stats")) write_file_atomic(a.str("stats", ""), r.to_json().dump(2) + "\n");

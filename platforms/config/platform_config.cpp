@@ -390,17 +390,21 @@ platform_config parse_platform(const nlohmann::json& j, const std::string& sourc
     // Waveform signals in the models (--vcd turns this on): off by default, so models skip them.
     p.chip.core.signals = p.chip.core.te.signals = p.chip.core.dma.signals = sim.get_bool("signals", false);
     sim.finish();
-    // Timing-only runs: every model skips its data path, nothing else changes.
-    p.chip.core.te.functional = p.chip.core.sbuf.functional = p.chip.core.psum.functional = p.chip.hbm.functional =
-        p.chip.core.vector.functional = p.chip.core.scalar.functional = p.functional;
-    p.chip.core.dma.checksum = p.chip.core.dma.checksum && p.functional;  // no data, nothing to check
     p.multichip = parse_multichip(root, kind == "server"    ? platform_kind::server
                                         : kind == "cluster" ? platform_kind::cluster
                                                             : platform_kind::single_chip,
                                   p.functional);
+    set_functional(p, p.functional);
     root.finish();
     p.source = j;
     return p;
+}
+
+void set_functional(platform_config& p, bool functional) {
+    p.functional = functional;
+    p.chip.core.te.functional = p.chip.core.sbuf.functional = p.chip.core.psum.functional = p.chip.hbm.functional =
+        p.chip.core.vector.functional = p.chip.core.scalar.functional = p.multichip.light.functional = functional;
+    p.chip.core.dma.checksum = p.chip.core.dma.checksum && functional;  // no data, nothing to check
 }
 
 platform_config load_platform(const std::string& name_or_file, const std::vector<std::string>& overrides,

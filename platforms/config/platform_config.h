@@ -57,6 +57,10 @@ std::vector<std::string> list_presets(const std::string& dir);
 // assignments, then parses and validates.
 platform_config load_platform(const std::string& name_or_file, const std::vector<std::string>& overrides,
                               const std::string& dir = default_config_dir());
+// sim.functional for every model of the platform (the chip's engines, memories and HBM, the light chips of a
+// multi-chip platform): false = timing-only, every model skips its data path, nothing else changes. The one place
+// the flag is spread, used by the parser and by drivers that derive a timing-only platform (trnsim train).
+void set_functional(platform_config& p, bool functional);
 // The same with --fault options ("TARGET:KIND[,key=value...]", see fault_option_json), appended to chip.faults.
 platform_config load_platform(const std::string& name_or_file, const std::vector<std::string>& overrides,
                               const std::vector<std::string>& fault_options, const std::string& dir = default_config_dir());

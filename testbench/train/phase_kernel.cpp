@@ -64,7 +64,7 @@ kind_def def_of(phase_kind k) {
         return {true,
                 {{"x", 0, shape::full, 0}, {"dy", 0, shape::full, 0}, {"gain", 0, shape::row, 0}, {"rstd", 1, shape::col, 0},
                  {"dx", 0, shape::full, 1}},
-                {{"x", 0, 0}, {"dy", 0, 0}, {"xn", 1, 0}, {"dxn", 1, 0}, {"u", 1, 0}, {"w", 1, 0}, {"dx", 0, 0},
+                {{"x", 0, 0}, {"dy", 0, 0}, {"xn", 1, 0}, {"dxn", 1, 0}, {"u", 1, 0}, {"dx", 0, 0},
                  {"r", 1, 1}, {"c", 1, 1}}};
     case phase_kind::softmax:
         return {true, {{"s", 0, shape::full, 0}, {"p", 0, shape::full, 1}},
@@ -101,7 +101,7 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
     auto esz = [&](bool fp32) { return fp32 ? 4 : dsz; };
     auto padded = [](uint64_t b) { return (b + 63) / 64 * 64; };
 
-    // HBM: every tensor once, 4 KiB aligned (plus, for the norm backward, one FP32 gain-gradient row per core).
+    // HBM: every tensor once, 4 KiB aligned (plus, for the norm backward, one FP32 gain-gradient row per row tile).
     std::vector<hbm_tensor> hbm;
     uint64_t next = cc.hbm_base + s.hbm_offset;
     auto place = [&](uint64_t bytes) {
@@ -114,7 +114,7 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
         hbm.push_back({d, place(n * esz(d.fp32))});
     }
     const bool norm_bwd = s.kind == phase_kind::rmsnorm_bwd;
-    const uint64_t dgain_addr = norm_bwd ? place(uint64_t(cores) * s.cols * 4) : 0;
+    const uint64_t dgain_addr = norm_bwd ? place((s.rows + cc.core.sbuf.partitions - 1) / cc.core.sbuf.partitions * s.cols * 4) : 0;
     if (next - cc.hbm_base > cc.hbm.capacity_bytes)
         throw std::invalid_argument(what + ": its tensors (" + std::to_string((next - cc.hbm_base) >> 20) +
                                     " MiB) do not fit HBM (chip.hbm.capacity_gib)");
@@ -124,9 +124,9 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
         throw std::logic_error(std::string("phase tensor ") + n);
     };
 
-    // SBUF budget: per-core tiles (the gain row, the gain-gradient accumulators), then buffer sets.
+    // SBUF budget: per-core tiles (the gain row, the gain-gradient partial row), then buffer sets.
     const bool has_gain = s.kind == phase_kind::rmsnorm || norm_bwd;
-    const uint64_t per_core = (has_gain ? padded(s.cols * dsz) : 0) + (norm_bwd ? 2 * padded(s.cols * 4) : 0);
+    const uint64_t per_core = (has_gain ? padded(s.cols * dsz) : 0) + (norm_bwd ? padded(s.cols * 4) : 0);
     const uint64_t part = cc.core.sbuf.partition_bytes;
     uint64_t per_col = 0, fixed = 0;
     for (const auto& t : kd.set) {
@@ -183,13 +183,12 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
     std::vector<core::core_program> progs;
     for (uint32_t c = 0; c < cores; ++c) {
         kernel_builder kb(cc, c);
-        tile gain, dgacc, dgp;
+        tile gain, dgp;
         if (has_gain) {
             gain = kb.sbuf(1, uint32_t(s.cols), "gain", s.dtype);
             kb.copy(gain, kernel_builder::hbm(H("gain").addr, 1, uint32_t(s.cols), "gain", s.dtype));
         }
         if (norm_bwd) {
-            dgacc = kb.sbuf(1, uint32_t(s.cols), "dgain.acc");
             dgp = kb.sbuf(1, uint32_t(s.cols), "dgain.part");
         }
         std::vector<std::vector<tile>> set(sets);
@@ -279,21 +278,22 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
                 kb.binary(vop::mul, S("y"), S("xn"), gain, bcast::row);
                 store("y", "y"), store("rstd", "r");
                 break;
-            case phase_kind::rmsnorm_bwd: {  // dx = r (dxn - xn mean(dxn xn)), dxn = dy g; dg += sum over rows dy xn
+            case phase_kind::rmsnorm_bwd: {  // dx = r (dxn - xn mean(dxn xn)), dxn = dy g; dg: a row per row tile
                 load("x"), load("dy");
                 kb.copy(S("r"), T("rstd"));
-                const tile xn = S("xn"), dxn = S("dxn"), uu = S("u"), ww = S("w");
+                const tile xn = S("xn"), dxn = S("dxn"), uu = S("u");
                 kb.binary(vop::mul, xn, S("x"), S("r"), bcast::column);
                 kb.binary(vop::mul, dxn, S("dy"), gain, bcast::row);
                 kb.binary(vop::mul, uu, dxn, xn);
                 kb.unary(vop::reduce_sum_free, S("c"), uu);
-                kb.binary(vop::mul, ww, xn, S("c"), bcast::column);
-                kb.binary(vop::axpby, ww, dxn, ww, bcast::none, 1.0f, -inv_h);
-                kb.binary(vop::mul, S("dx"), ww, S("r"), bcast::column);
+                kb.binary(vop::mul, uu, xn, S("c"), bcast::column);
+                kb.binary(vop::axpby, uu, dxn, uu, bcast::none, 1.0f, -inv_h);
+                kb.binary(vop::mul, S("dx"), uu, S("r"), bcast::column);
                 store("dx", "dx");
                 kb.binary(vop::mul, uu, S("dy"), xn);
-                kb.unary(vop::reduce_sum_part, done == 0 ? dgacc : dgp, uu);
-                if (done > 0) kb.binary(vop::add, dgacc, dgacc, dgp);
+                kb.unary(vop::reduce_sum_part, dgp, uu);
+                kb.copy(kernel_builder::hbm(dgain_addr, uint32_t(row_tiles), uint32_t(s.cols), "dgain").rows(uint32_t(rt), 1),
+                        dgp);
                 break;
             }
             case phase_kind::softmax:
@@ -330,8 +330,6 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
             }
             }
         }
-        if (norm_bwd && done > 0)
-            kb.copy(kernel_builder::hbm(dgain_addr, cores, uint32_t(s.cols), "dgain").rows(c, 1), dgacc);
         r.instructions += kb.instructions();
         progs.push_back(kb.finish());
     }
@@ -488,13 +486,12 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
         for (uint64_t i = 0; i < u.size(); ++i) u[i] -= A("param")[i];
         got.erase("param");
     }
-    if (norm_bwd) {  // the per-core partial rows, summed
-        std::vector<float> f(uint64_t(cores) * C);
+    if (norm_bwd) {  // the row tiles' partial rows, summed
+        std::vector<float> f(row_tiles * C);
         chip.host_read(dgain_addr, f.data(), f.size() * 4);
         auto& dg = got["dgain"] = std::vector<double>(C, 0.0);
-        for (uint32_t c = 0; c < cores; ++c)
-            if (c < units)
-                for (uint64_t k = 0; k < C; ++k) dg[k] += f[c * C + k];
+        for (uint64_t t = 0; t < row_tiles; ++t)
+            for (uint64_t k = 0; k < C; ++k) dg[k] += f[t * C + k];
     }
     r.checked = true;
     r.pass = true;

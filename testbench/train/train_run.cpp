@@ -1,5 +1,6 @@
 #include "testbench/train/train_run.h"
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,6 +58,9 @@ std::vector<json> run_forked(const std::vector<std::function<json()>>& jobs, uns
                 } catch (const std::exception& e) {
                     j = json{{"error", e.what()}};
                 }
+                rusage ru{};
+                getrusage(RUSAGE_SELF, &ru);
+                j["rss_kib"] = uint64_t(ru.ru_maxrss);
                 std::ofstream f(name);
                 f << j.dump();
                 f.close();
@@ -186,7 +190,9 @@ json train_result::to_json() const {
                 {"adam_head", one(adam_head)},
                 {"simulations", simulations},
                 {"replayed", replayed},
-                {"sim_wall_s", sim_wall_s}};
+                {"sim_wall_s", sim_wall_s},
+                {"sim_peak_rss_mib", sim_peak_rss_mib},
+                {"sim_peak_rss_sim", sim_peak_rss_what}};
 }
 
 train_result run_train(const platform::platform_config& cfg, const model_spec& m, const parallel_plan& p,
@@ -210,7 +216,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
     const uint64_t M = r.micro_batches;
 
     platform::platform_config tcfg = cfg;  // every simulation is timing-only
-    tcfg.functional = false;
+    platform::set_functional(tcfg, false);
     auto rank = [&](uint32_t t, uint32_t d, uint32_t s) { return r.placement[t + p.tp * (d + p.dp * s)]; };
     std::vector<std::vector<uint32_t>> tp_groups, dp_groups;
     for (uint32_t s = 0; s < S; ++s)
@@ -351,7 +357,11 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
                                      res[i]["error"].get<std::string>());
     r.simulations = reqs.size();
     r.replayed = uses - reqs.size();
-    for (const auto& j : res) r.sim_wall_s += j["wall_s"].get<double>();
+    for (size_t i = 0; i < res.size(); ++i) {
+        r.sim_wall_s += res[i]["wall_s"].get<double>();
+        const double mib = res[i]["rss_kib"].get<double>() / 1024;
+        if (mib > r.sim_peak_rss_mib) r.sim_peak_rss_mib = mib, r.sim_peak_rss_what = reqs[i].what();
+    }
     auto ns_of = [&](size_t q) { return res[q]["ns"].get<double>(); };
 
     auto cost = [&](const use& u) {

@@ -90,6 +90,8 @@ struct train_result {
     uint64_t simulations = 0;               // sub-simulations run
     uint64_t replayed = 0;                  // operation uses served by replaying one of them
     double sim_wall_s = 0;                  // host seconds summed over the simulations
+    double sim_peak_rss_mib = 0;            // the largest simulation's peak resident memory, and which one
+    std::string sim_peak_rss_what;
     double wall_s = 0;                      // elapsed
     std::vector<uint32_t> placement;        // rank -> chip
     nlohmann::json to_json() const;
