@@ -154,6 +154,21 @@ int cmd_train(int argc, char** argv) {
                    ms(st.dp_end_ns).c_str(), ms(st.dp_exposed_ns).c_str(), ms(st.optimizer_ns).c_str(),
                    ms(st.end_ns).c_str());
     }
+    {
+        const double gib = 1.0 / (1ull << 30);
+        for (uint32_t s = 0; s < p.pp; ++s) {
+            const auto& st = r.stages[s];
+            const double need = st.state_bytes + st.activation_bytes;
+            out << fmt("  HBM stage %-3u   %.1f GiB of %.0f GiB per chip: %.2f B parameters x 16 B (weights, gradients, "
+                       "Adam) %.1f GiB + activations of %llu micro-batch%s in flight %.1f GiB%s\n",
+                       s, need * gib, r.hbm_capacity_bytes * gib, double(st.params) * 1e-9, st.state_bytes * gib,
+                       (unsigned long long)st.in_flight, st.in_flight == 1 ? "" : "es", st.activation_bytes * gib,
+                       need > r.hbm_capacity_bytes ? "  DOES NOT FIT (estimate)" : "");
+        }
+        if (!r.fits)
+            out << "  warning         the plan does not fit HBM (activation recomputation, more tp / pp or ZeRO are "
+                   "not modelled): the times assume it did\n";
+    }
     if (p.pp > 1) out << fmt("  pipeline send   %s per activation hand-over (all pairs at once)\n", us(r.send_ns).c_str());
     if (p.dp > 1)
         out << fmt("  dp bucket       %s per layer (%s), %s for the embedding/head\n", us(r.dp_bucket.ns).c_str(),

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 #include <vector>
 
@@ -146,8 +147,18 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
     if (rope) per_col *= 2;
     uint64_t W = logical;
     uint32_t sets = 2;
+    // Softmax and RMS norm rows too long for one buffer set (a vocabulary's logits) run in column chunks, two passes
+    // over HBM: the row statistics first (an online max and rescaled exp-sum; the sum of squares), then the outputs.
+    const bool can_multipass = s.kind == phase_kind::softmax || s.kind == phase_kind::rmsnorm;
+    bool multipass = false;
     if (per_core + 2 * set_bytes(W) > part) {
-        if (kd.reduce) {
+        if (kd.reduce && can_multipass && per_core + set_bytes(W) > part) {
+            multipass = true;
+            const uint64_t acc = 5 * 64;  // the per-core row accumulators
+            const uint64_t room = part > per_core + acc + 2 * fixed + 256 ? (part - per_core - acc - 2 * fixed - 256) / 2 : 0;
+            W = std::min<uint64_t>(8192, room / per_col / 64 * 64);
+            if (W == 0) throw std::invalid_argument(what + ": SBUF holds no buffer set");
+        } else if (kd.reduce) {
             sets = 1;
             if (per_core + set_bytes(W) > part)
                 throw std::invalid_argument(what + ": a row of " + std::to_string(s.cols) + " columns needs " +
@@ -169,7 +180,8 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
             W = std::min(W, logical);
         }
     }
-    const uint64_t chunks = (logical + W - 1) / W, units = row_tiles * chunks;
+    const uint64_t row_chunks = multipass ? (s.cols + W - 1) / W : 1;  // chunks of one row (multi-pass)
+    const uint64_t chunks = multipass ? 1 : (logical + W - 1) / W, units = row_tiles * chunks;
 
     phase_result r;
     r.chunk_cols = uint32_t(W);
@@ -190,6 +202,11 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
         }
         if (norm_bwd) {
             dgp = kb.sbuf(1, uint32_t(s.cols), "dgain.part");
+        }
+        tile accM, accS, accC, accT, accR;  // multi-pass row statistics
+        if (multipass) {
+            accM = kb.sbuf(P, 1, "row.max"), accS = kb.sbuf(P, 1, "row.sum"), accC = kb.sbuf(P, 1, "chunk.stat");
+            accT = kb.sbuf(P, 1, "row.tmp"), accR = kb.sbuf(P, 1, "row.scale");
         }
         std::vector<std::vector<tile>> set(sets);
         for (uint32_t k = 0; k < sets; ++k)
@@ -215,6 +232,75 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
                 return kernel_builder::hbm(t.addr, uint32_t(s.rows), uint32_t(s.cols), n, type).rows(r0, np).cols(c0, w);
             };
             auto load = [&](const char* n) { kb.copy(S(n), T(n)); };
+            if (multipass) {
+                uint64_t piece = 0;
+                auto chunk_pass = [&](const std::function<void(const std::vector<tile>&, uint32_t, uint32_t, bool)>& f) {
+                    for (uint64_t k = 0; k < row_chunks; ++k, ++piece) {
+                        const uint32_t k0 = uint32_t(k * W), kw = uint32_t(std::min<uint64_t>(W, s.cols - k * W));
+                        f(set[piece % sets], k0, kw, k == 0);
+                    }
+                };
+                auto Sk = [&](const std::vector<tile>& stt, const char* n, uint32_t kw) {
+                    for (size_t i = 0; i < kd.set.size(); ++i)
+                        if (std::string(kd.set[i].name) == n)
+                            return kd.set[i].col ? stt[i].rows(0, np) : stt[i].rows(0, np).cols(0, kw);
+                    throw std::logic_error(std::string("phase tile ") + n);
+                };
+                auto Tk = [&](const char* n, uint32_t k0, uint32_t kw) {
+                    return kernel_builder::hbm(H(n).addr, uint32_t(s.rows), uint32_t(s.cols), n, s.dtype)
+                        .rows(r0, np)
+                        .cols(k0, kw);
+                };
+                const tile M = accM.rows(0, np), Sum = accS.rows(0, np), C1 = accC.rows(0, np);
+                const tile Tt = accT.rows(0, np), R = accR.rows(0, np);
+                if (s.kind == phase_kind::softmax) {
+                    chunk_pass([&](const std::vector<tile>& stt, uint32_t k0, uint32_t kw, bool first) {
+                        const tile x = Sk(stt, "s", kw), e = Sk(stt, "e", kw);
+                        kb.copy(x, Tk("s", k0, kw));
+                        kb.unary(vop::reduce_max_free, C1, x);
+                        if (first) {
+                            kb.unary(vop::copy, M, C1);
+                        } else {  // Sum *= exp(M - max(M, chunk max)); M = max(M, chunk max)
+                            kb.binary(vop::max, Tt, M, C1);
+                            kb.binary(vop::sub, C1, M, Tt);
+                            kb.act(C1, C1, act_fn::exp);
+                            kb.binary(vop::mul, Sum, Sum, C1);
+                            kb.unary(vop::copy, M, Tt);
+                        }
+                        kb.binary(vop::sub, e, x, M, bcast::column);
+                        kb.act(e, e, act_fn::exp);
+                        kb.unary(vop::reduce_sum_free, first ? Sum : C1, e);
+                        if (!first) kb.binary(vop::add, Sum, Sum, C1);
+                    });
+                    kb.act(R, Sum, act_fn::reciprocal);
+                    chunk_pass([&](const std::vector<tile>& stt, uint32_t k0, uint32_t kw, bool) {
+                        const tile x = Sk(stt, "s", kw), e = Sk(stt, "e", kw), pt = Sk(stt, "p", kw);
+                        kb.copy(x, Tk("s", k0, kw));
+                        kb.binary(vop::sub, e, x, M, bcast::column);
+                        kb.act(e, e, act_fn::exp);
+                        kb.binary(vop::mul, pt, e, R, bcast::column);
+                        kb.copy(Tk("p", k0, kw), pt);
+                    });
+                } else {  // rmsnorm
+                    chunk_pass([&](const std::vector<tile>& stt, uint32_t k0, uint32_t kw, bool first) {
+                        const tile x = Sk(stt, "x", kw), sq = Sk(stt, "sq", kw);
+                        kb.copy(x, Tk("x", k0, kw));
+                        kb.binary(vop::mul, sq, x, x);
+                        kb.unary(vop::reduce_sum_free, first ? Sum : C1, sq);
+                        if (!first) kb.binary(vop::add, Sum, Sum, C1);
+                    });
+                    kb.act(R, Sum, act_fn::rsqrt, inv_h, eps);
+                    kb.copy(kernel_builder::hbm(H("rstd").addr, uint32_t(s.rows), 1, "rstd", F32).rows(r0, np), R);
+                    chunk_pass([&](const std::vector<tile>& stt, uint32_t k0, uint32_t kw, bool) {
+                        const tile x = Sk(stt, "x", kw), xn = Sk(stt, "xn", kw), y = Sk(stt, "y", kw);
+                        kb.copy(x, Tk("x", k0, kw));
+                        kb.binary(vop::mul, xn, x, R, bcast::column);
+                        kb.binary(vop::mul, y, xn, gain.cols(k0, kw), bcast::row);
+                        kb.copy(Tk("y", k0, kw), y);
+                    });
+                }
+                continue;
+            }
             auto store = [&](const char* hn, const char* sn) { kb.copy(T(hn), S(sn)); };
             switch (s.kind) {
             case phase_kind::add:
@@ -333,6 +419,8 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
         r.instructions += kb.instructions();
         progs.push_back(kb.finish());
     }
+
+    if (s.compile_only) return r;
 
     platform::chip chip("chip0", cc);
     sc_core::sc_start(sc_core::SC_ZERO_TIME);

@@ -27,6 +27,7 @@ struct phase_spec {
     numerics::dtype dtype = numerics::dtype::bf16;
     uint64_t hbm_offset = 0;  // the tensors start this far above the HBM base (placement studies, replay checks)
     uint64_t seed = 1;        // functional runs: the inputs' seeded random values
+    bool compile_only = false;  // build the programs (every mapping check) and return before simulating
 };
 
 // A functional run's check of one output against the FP64 reference of the phase on the same (stored) inputs:

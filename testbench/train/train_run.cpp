@@ -157,7 +157,9 @@ json train_result::to_json() const {
     for (const auto& s : stages)
         st.push_back({{"fwd_ns", s.fwd_ns}, {"bwd_ns", s.bwd_ns}, {"pipeline_end_ns", s.pipeline_end_ns},
                       {"bubble_ns", s.bubble_ns}, {"dp_end_ns", s.dp_end_ns}, {"dp_exposed_ns", s.dp_exposed_ns},
-                      {"optimizer_ns", s.optimizer_ns}, {"end_ns", s.end_ns}});
+                      {"optimizer_ns", s.optimizer_ns}, {"end_ns", s.end_ns}, {"params", s.params},
+                      {"state_bytes", s.state_bytes}, {"activation_bytes", s.activation_bytes},
+                      {"micro_batches_in_flight", s.in_flight}});
     return json{{"model", {{"name", model.name}, {"layers", model.layers}, {"hidden", model.hidden},
                            {"heads", model.heads}, {"kv_heads", model.kv_heads}, {"ffn", model.ffn},
                            {"vocab", model.vocab}, {"seq", model.seq}, {"global_batch", model.global_batch},
@@ -178,6 +180,8 @@ json train_result::to_json() const {
                                   {"optimizer", optimizer_ns}}},
                 {"critical_stage", critical_stage},
                 {"send_ns", send_ns},
+                {"hbm_capacity_bytes", hbm_capacity_bytes},
+                {"fits_hbm", fits},
                 {"stages", st},
                 {"layer_fwd", ops(layer_fwd)},
                 {"layer_bwd", ops(layer_bwd)},
@@ -308,6 +312,15 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
         q.bytes = lp.activation_bytes;
         send_req = need(q);
     }
+
+    // Every phase maps onto the chip (SBUF, HBM) before anything runs: a bad shape fails at once, naming it.
+    for (const auto& q : reqs)
+        if (q.kind == "phase") {
+            phase_spec ps;
+            ps.kind = q.ph, ps.rows = q.rows, ps.cols = q.cols, ps.dtype = m.dtype, ps.hbm_offset = q.offset;
+            ps.compile_only = true;
+            run_phase(tcfg, ps, {});
+        }
 
     // Simulate.
     std::vector<std::function<json()>> jobs;
@@ -471,6 +484,19 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
         for (size_t q : adam[s]) st.optimizer_ns += ns_of(q);
         st.end_ns = std::max(st.pipeline_end_ns, st.dp_end_ns) + st.optimizer_ns;
         if (st.end_ns > r.step_ns) r.step_ns = st.end_ns, r.critical_stage = s;
+    }
+    // HBM per chip (estimate; see stage_result).
+    r.hbm_capacity_bytes = double(cfg.chip.hbm.capacity_bytes);
+    for (uint32_t s = 0; s < S; ++s) {
+        auto& st = r.stages[s];
+        st.params = uint64_t(L) * lp.layer_params_per_chip + (s == 0 ? lp.head_params_per_chip : 0) +
+                    (s == S - 1 ? lp.head_params_per_chip : 0);
+        st.state_bytes = 16.0 * double(st.params);
+        st.in_flight = std::min<uint64_t>(S - s, M);
+        const double sq = m.seq, b = p.micro_batch, h = m.hidden, a = m.heads, t = p.tp;
+        const double per_layer = sq * b * h * (10 + 24 / t + 5 * a * sq / (h * t));
+        st.activation_bytes = per_layer * L * double(st.in_flight);
+        if (st.state_bytes + st.activation_bytes > r.hbm_capacity_bytes) r.fits = false;
     }
     const auto& cs = r.stages[r.critical_stage];
     r.compute_ns = busy[r.critical_stage].compute;

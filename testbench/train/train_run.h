@@ -64,6 +64,14 @@ struct stage_result {
     double bubble_ns = 0;                   // pipeline_end - busy (idle: warm-up, cool-down, waiting for sends)
     double dp_end_ns = 0, dp_exposed_ns = 0;  // last gradient bucket reduced; the part after the last backward
     double optimizer_ns = 0, end_ns = 0;
+    // HBM a chip of this stage needs (an estimate, not simulated): parameters with their gradients and Adam state
+    // at 16 B per parameter (model-dtype weight and gradient, FP32 master weight, m, v: mixed-precision Adam), and
+    // the activations 1F1B keeps for its micro-batches in flight (min(P - s, M)), per layer and micro-batch
+    // s b h (10 + 24 / t + 5 a s / (h t)) bytes (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+    // Transformer Models", tensor parallelism without sequence parallelism, no recomputation; 16-bit activations).
+    uint64_t params = 0;
+    double state_bytes = 0, activation_bytes = 0;
+    uint64_t in_flight = 0;
     std::vector<pipeline_span> spans;       // the 1F1B order
     std::vector<std::pair<double, double>> dp_buckets;  // begin, end of every gradient bucket
 };
@@ -84,6 +92,8 @@ struct train_result {
     double compute_ns = 0, memory_ns = 0, tp_exposed_ns = 0, bubble_ns = 0, dp_exposed_ns = 0, optimizer_ns = 0;
     uint32_t critical_stage = 0;
     double send_ns = 0;                     // one pipeline send (all pairs at once)
+    double hbm_capacity_bytes = 0;          // per chip
+    bool fits = true;                       // every stage's state and activations fit HBM
     std::vector<stage_result> stages;
     std::vector<op_cost> layer_fwd, layer_bwd, head_fwd, head_bwd, embed_fwd;  // one layer / micro-batch
     op_cost dp_bucket, dp_head_bucket, adam_layer, adam_head;
