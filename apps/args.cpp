@@ -52,6 +52,12 @@ uint64_t args::u64(const std::string& k, uint64_t def) const {
     return v;
 }
 
+uint32_t args::u32(const std::string& k, uint32_t def) const {
+    const uint64_t v = u64(k, def);
+    if (v > 0xFFFFFFFFull) throw usage_error("--" + k + ": " + std::to_string(v) + " is too large");
+    return uint32_t(v);
+}
+
 double args::num(const std::string& k, double def) const {
     auto it = m_values.find(k);
     if (it == m_values.end()) return def;

@@ -20,6 +20,7 @@ public:
     bool has(const std::string& k) const { return m_values.count(k) > 0; }
     std::string str(const std::string& k, const std::string& def) const;
     uint64_t u64(const std::string& k, uint64_t def) const;
+    uint32_t u32(const std::string& k, uint32_t def) const;  // the same, at most 2^32 - 1
     double num(const std::string& k, double def) const;
     const std::vector<std::string>& list(const std::string& k) const;
     const std::vector<std::string>& positional() const { return m_pos; }

@@ -30,12 +30,6 @@ trnsim train [--platform NAME | --config FILE] [--set key.path=value ...] [--con
 
 namespace {
 
-uint32_t u32(const args& a, const char* k, uint32_t def) {
-    const uint64_t v = a.u64(k, def);
-    if (v > 0xFFFFFFFFull) throw usage_error(std::string("--") + k + ": " + std::to_string(v) + " is too large");
-    return uint32_t(v);
-}
-
 std::string ms(double ns) { return fmt("%.3f ms", ns * 1e-6); }
 std::string us(double ns) { return fmt("%.1f us", ns * 1e-3); }
 
@@ -74,14 +68,14 @@ int cmd_train(int argc, char** argv) {
         if (m.global_batch == 0) throw usage_error("--global-batch: at least one sequence");
     }
     train::parallel_plan p;
-    p.dp = u32(a, "dp", 1), p.tp = u32(a, "tp", 1), p.pp = u32(a, "pp", 1);
-    p.micro_batch = u32(a, "micro-batch", 1);
+    p.dp = a.u32("dp", 1), p.tp = a.u32("tp", 1), p.pp = a.u32("pp", 1);
+    p.micro_batch = a.u32("micro-batch", 1);
     train::train_options o;
     o.replay = !a.has("no-replay");
     o.quiet = a.has("quiet");
-    o.steps = u32(a, "steps", 1);
+    o.steps = a.u32("steps", 1);
     if (o.steps == 0) throw usage_error("--steps: at least 1");
-    o.jobs = u32(a, "jobs", std::max(1u, std::thread::hardware_concurrency()));
+    o.jobs = a.u32("jobs", std::max(1u, std::thread::hardware_concurrency()));
     if (o.jobs == 0 || o.jobs > 256) throw usage_error("--jobs: 1 .. 256");
     o.timeline_file = a.str("timeline", "");
     try {

@@ -20,16 +20,6 @@ trnsim run --workload attention|mlp|decoder|adam [--preset NAME | --config FILE]
   (S, H, F <= 128: one partition tile), --rows 128 --cols 1024 --step 10 --lr 1e-3
 )";
 
-namespace {
-
-uint32_t u32(const args& a, const char* k, uint32_t def) {
-    const uint64_t v = a.u64(k, def);
-    if (v > 0xFFFFFFFFull) throw usage_error(std::string("--") + k + ": " + std::to_string(v) + " is too large");
-    return uint32_t(v);
-}
-
-} // namespace
-
 bool is_transformer_workload(const std::string& w) {
     return w == "attention" || w == "mlp" || w == "decoder" || w == "adam";
 }
@@ -42,13 +32,13 @@ int cmd_transformer(const args& a, const platform::platform_config& cfg, const s
              : workload == "mlp"     ? tb::transformer_kind::mlp
              : workload == "adam"    ? tb::transformer_kind::adam
                                      : tb::transformer_kind::decoder;
-    s.seq = u32(a, "seq", s.seq);
-    s.hidden = u32(a, "hidden", s.hidden);
-    s.heads = u32(a, "heads", s.heads);
-    s.ffn = u32(a, "ffn", s.ffn);
-    s.rows = u32(a, "rows", s.rows);
-    s.cols = u32(a, "cols", s.cols);
-    s.step = u32(a, "step", s.step);
+    s.seq = a.u32("seq", s.seq);
+    s.hidden = a.u32("hidden", s.hidden);
+    s.heads = a.u32("heads", s.heads);
+    s.ffn = a.u32("ffn", s.ffn);
+    s.rows = a.u32("rows", s.rows);
+    s.cols = a.u32("cols", s.cols);
+    s.step = a.u32("step", s.step);
     s.lr = float(a.num("lr", s.lr));
     s.seed = a.u64("seed", s.seed);
     s.backward = !a.has("forward-only");
