@@ -153,7 +153,7 @@ int cmd_train(int argc, char** argv) {
         for (uint32_t s = 0; s < p.pp; ++s) {
             const auto& st = r.stages[s];
             const double need = st.state_bytes + st.activation_bytes;
-            out << fmt("  HBM stage %-3u   %.1f GiB of %.0f GiB per chip: %.2f B parameters x 16 B (weights, gradients, "
+            out << fmt("  HBM stage %-3u   %.1f GiB of %.3g GiB per chip: %.2f B parameters x 16 B (weights, gradients, "
                        "Adam) %.1f GiB + activations of %llu micro-batch%s in flight %.1f GiB%s\n",
                        s, need * gib, r.hbm_capacity_bytes * gib, double(st.params) * 1e-9, st.state_bytes * gib,
                        (unsigned long long)st.in_flight, st.in_flight == 1 ? "" : "es", st.activation_bytes * gib,
