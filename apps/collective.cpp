@@ -110,6 +110,23 @@ platform::link_fault parse_fault(const std::string& opt, const std::string& v, b
 
 }  // namespace
 
+platform::platform_config load_multichip(const args& a, const std::vector<std::string>& sets, const std::string& who) {
+    if (a.has("platform") && a.has("config")) throw usage_error("give --platform or --config, not both");
+    platform::platform_config cfg;
+    std::string what = a.has("config") ? a.str("config", "") : a.str("platform", "trn2-ultraserver-64");
+    if (a.has("config") && what.find('/') == std::string::npos) what = "./" + what;
+    try {
+        cfg = platform::load_platform(what, sets, a.str("config-dir", platform::default_config_dir()));
+    } catch (const std::exception& e) {
+        throw usage_error(std::string("--") + (a.has("config") ? "config" : "platform") + ": " + e.what());
+    }
+    cfg.preset = what;
+    if (cfg.multichip.kind == platform::platform_kind::single_chip)
+        throw usage_error("--platform: '" + what + "' is a single chip; " + who + " a server or cluster (" +
+                          "e.g. ring-8, torus-4x4, trn2-ultraserver-64, cluster-4x16)");
+    return cfg;
+}
+
 int cmd_collective(int argc, char** argv) {
     for (int i = 2; i < argc; ++i)
         if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
@@ -121,7 +138,6 @@ int cmd_collective(int argc, char** argv) {
             "stats", "max-data-gib", "wall-limit", "link-down", "link-degraded"},
            {"timing-only", "check", "quiet"}, {"set", "link-down", "link-degraded"});
     if (!a.positional().empty()) throw usage_error("unexpected argument '" + a.positional()[0] + "'");
-    if (a.has("platform") && a.has("config")) throw usage_error("give --platform or --config, not both");
     if (!a.has("op")) throw usage_error("--op is required (allreduce, reduce_scatter, allgather, alltoall, broadcast)");
     if (!a.has("bytes")) throw usage_error("--bytes is required (e.g. 1GiB)");
     if (a.has("timing-only") && a.has("check")) throw usage_error("--check needs data: it cannot go with --timing-only");
@@ -151,18 +167,8 @@ int cmd_collective(int argc, char** argv) {
 
     std::vector<std::string> sets = a.list("set");
     if (a.has("timing-only")) sets.push_back("sim.functional=false");
-    platform::platform_config cfg;
-    std::string what = a.has("config") ? a.str("config", "") : a.str("platform", "trn2-ultraserver-64");
-    if (a.has("config") && what.find('/') == std::string::npos) what = "./" + what;
-    try {
-        cfg = platform::load_platform(what, sets, a.str("config-dir", platform::default_config_dir()));
-    } catch (const std::exception& e) {
-        throw usage_error(std::string("--") + (a.has("config") ? "config" : "platform") + ": " + e.what());
-    }
-    cfg.preset = what;
-    if (cfg.multichip.kind == platform::platform_kind::single_chip)
-        throw usage_error("--platform: '" + what + "' is a single chip; collectives need a server or cluster (" +
-                          "e.g. ring-8, torus-4x4, trn2-ultraserver-64, cluster-4x16)");
+    platform::platform_config cfg = load_multichip(a, sets, "collectives need");
+    const std::string what = cfg.preset;
     for (const char* opt : {"link-down", "link-degraded"})
         for (const std::string& v : a.list(opt)) {
             platform::link_fault f = parse_fault(opt, v, std::string(opt) == "link-down");

@@ -1,8 +1,17 @@
 // trnsim collective: runs one collective operation on a multi-chip platform and reports its time, algorithm and bus
 // bandwidth (nccl-tests conventions, docs/collectives.md) and the link utilisation.
 #pragma once
+#include <string>
+#include <vector>
+
+#include "apps/args.h"
+#include "platforms/config/platform_config.h"
 
 namespace trnsim::app {
+
+// The server / cluster platform of --platform NAME or --config FILE (default trn2-ultraserver-64) with `sets`
+// applied; usage_error for a bad one or a single chip ("'trn2' is a single chip; <who> a server or cluster ...").
+platform::platform_config load_multichip(const args& a, const std::vector<std::string>& sets, const std::string& who);
 
 extern const char* COLLECTIVE_USAGE;
 // argv[1] == "collective". Throws usage_error for bad input (the caller exits 2).

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "apps/args.h"
+#include "apps/collective.h"
 #include "apps/report.h"
 #include "platforms/config/config_node.h"
 #include "platforms/config/platform_config.h"
@@ -46,7 +47,6 @@ int cmd_train(int argc, char** argv) {
             "steps", "tp-algo", "dp-algo", "jobs", "timeline", "stats"},
            {"no-replay", "quiet"}, {"set"});
     if (!a.positional().empty()) throw usage_error("unexpected argument '" + a.positional()[0] + "'");
-    if (a.has("platform") && a.has("config")) throw usage_error("give --platform or --config, not both");
     if (!a.has("model")) throw usage_error("--model is required (llama-7b, llama-70b, tiny, or a JSON file)");
     for (const char* k : {"stats", "timeline"})
         if (a.has(k)) {
@@ -88,17 +88,8 @@ int cmd_train(int argc, char** argv) {
         if (v != collective::algo::ring && v != collective::algo::bidir_ring)
             throw usage_error(std::string("--") + k + ": a group all-reduce runs ring or bidir_ring");
 
-    platform::platform_config cfg;
-    std::string what = a.has("config") ? a.str("config", "") : a.str("platform", "trn2-ultraserver-64");
-    if (a.has("config") && what.find('/') == std::string::npos) what = "./" + what;
-    try {
-        cfg = platform::load_platform(what, a.list("set"), dir);
-    } catch (const std::exception& e) {
-        throw usage_error(std::string("--") + (a.has("config") ? "config" : "platform") + ": " + e.what());
-    }
-    cfg.preset = what;
-    if (cfg.multichip.kind == platform::platform_kind::single_chip)
-        throw usage_error("--platform: '" + what + "' is a single chip; training runs on a server or cluster platform");
+    const platform::platform_config cfg = load_multichip(a, a.list("set"), "training runs on");
+    const std::string& what = cfg.preset;
     try {
         train::validate(p, m, cfg.multichip.chips());
     } catch (const std::invalid_argument& e) {
