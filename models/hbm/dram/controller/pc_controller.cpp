@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <stdexcept>
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 #include "models/hbm/dram/scheduler/scheduler_fcfs.h"
 #include "models/hbm/dram/scheduler/scheduler_fr_fcfs.h"
 
@@ -18,8 +22,12 @@ pc_controller::pc_controller(const memspec& m, const controller_config& cfg, uin
       m_page(make_page_policy(cfg.page_policy)), m_refresh(make_refresh(cfg.refresh, m, refresh_offset)),
       m_ref_kind(m_refresh->kind()), m_ref_due(m_refresh->next_due()), m_chk(m),
       m_fsm(m.banks_per_pc()), m_q(m.banks_per_pc(), cfg.read_queue_depth, cfg.write_queue_depth),
-      m_req(m_banks, -1), m_cmd(m_banks, command::ACT), m_cls(m_banks, NO_CLASS), m_rank(m_banks, 0),
-      m_elocal(m_banks, LONG_AGO), m_open_since(m_banks, 0), m_last_use(m_banks, LONG_AGO) {
+      m_req(m_banks, -1), m_cmd(m_banks, command::ACT),
+      m_scan_banks((m_banks + SCAN_LANES - 1) / SCAN_LANES * SCAN_LANES), m_open_since(m_banks, 0),
+      m_last_use(m_banks, LONG_AGO) {
+    m_cls.assign(m_scan_banks, NO_CLASS);
+    m_key.assign(m_scan_banks, ~uint64_t(0));
+    m_elocal.assign(m_scan_banks, LONG_AGO);
     if (cfg.read_queue_depth < 1 || cfg.write_queue_depth < 1) throw std::invalid_argument("queue depths must be >= 1");
     m_cnt.bank_open_cycles.assign(m_banks, 0);
     m_dirty.set_all(m_banks);
@@ -76,21 +84,6 @@ void pc_controller::activate_refresh() {
     }
 }
 
-void pc_controller::class_remove(uint32_t b) {
-    if (m_cls[b] == NO_CLASS) return;
-    auto& v = m_by_class[m_cls[b]];
-    const uint64_t key = (m_rank[b] << 8) | b;
-    // The list is sorted and its keys unique: binary search, then one memmove (vector::erase).
-    v.erase(std::lower_bound(v.begin(), v.end(), key));
-    m_cls[b] = NO_CLASS;
-}
-
-void pc_controller::class_insert(uint32_t b) {
-    auto& v = m_by_class[m_cls[b]];
-    const uint64_t key = (m_rank[b] << 8) | b;
-    v.insert(std::lower_bound(v.begin(), v.end(), key), key);
-}
-
 void pc_controller::compute_candidate(uint32_t b) {
     uint8_t cls = NO_CLASS;
     uint64_t rank = 0;
@@ -114,30 +107,53 @@ void pc_controller::compute_candidate(uint32_t b) {
                            : static_cast<const scheduler_fcfs&>(*m_sched).rank(r, column));
     }
     if (req != -1) cls = uint8_t(timing_checker::class_of(cmd));
-    if (cls != NO_CLASS && cls == m_cls[b] && rank != m_rank[b]) {
-        // Same class, new rank: move the key inside its sorted list in one pass (same result as remove + insert).
-        auto& v = m_by_class[cls];
-        const uint64_t old_key = (m_rank[b] << 8) | b, key = (rank << 8) | b;
-        uint64_t* d = v.data();
-        const size_t n = v.size();
-        size_t i = 0;
-        while (d[i] != old_key) ++i;
-        if (key > old_key) {
-            for (; i + 1 < n && d[i + 1] < key; ++i) d[i] = d[i + 1];
-        } else {
-            for (; i > 0 && d[i - 1] > key; --i) d[i] = d[i - 1];
-        }
-        d[i] = key;
-        m_rank[b] = rank;
-    } else if (cls != m_cls[b] || rank != m_rank[b]) {  // move it between the class lists
-        class_remove(b);
-        m_cls[b] = cls;
-        m_rank[b] = rank;
-        if (cls != NO_CLASS) class_insert(b);
-    }
+    m_cls[b] = cls;
+    m_key[b] = (rank << 8) | b;
     m_req[b] = req;
     m_cmd[b] = cmd;
     compute_local(b);
+}
+
+bool pc_controller::scan(cycle_t& best_t, uint32_t& best_bank) const {
+    // Earliest legal cycle of a candidate = max(bank/group bound, pseudo-channel bound of its class, now); the winner
+    // is the earliest, ties going to the lower key (better rank). NO_CLASS entries look up NEVER and never win.
+    cycle_t p[SCAN_LANES];
+    for (unsigned k = 0; k < SCAN_LANES; ++k)
+        p[k] = k < timing_checker::NUM_CLS ? std::max(m_chk.pc_bound(timing_checker::cls(k)), m_now) : NEVER;
+    const cycle_t* el = m_elocal.data();
+    const uint8_t* cl = m_cls.data();
+    const uint64_t* key = m_key.data();
+    const uint32_t n = m_scan_banks;
+#if defined(__AVX512F__)
+    // Eight banks per instruction: the class bound is a table lookup (permute) of the class index.
+    static_assert(SCAN_LANES == 8 && timing_checker::NUM_CLS <= 8, "one 8-lane table of class bounds");
+    const __m512i pv = _mm512_loadu_si512(p);
+    __m512i vmin = _mm512_set1_epi64(NEVER);
+    for (uint32_t b = 0; b < n; b += 8) {
+        const __m512i c = _mm512_cvtepu8_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(cl + b)));
+        vmin = _mm512_min_epi64(vmin, _mm512_max_epi64(_mm512_loadu_si512(el + b), _mm512_permutexvar_epi64(c, pv)));
+    }
+    const cycle_t be = _mm512_reduce_min_epi64(vmin);
+    best_t = be;
+    if (be >= NEVER) return false;
+    const __m512i bev = _mm512_set1_epi64(be);
+    __m512i kmin = _mm512_set1_epi64(-1);
+    for (uint32_t b = 0; b < n; b += 8) {
+        const __m512i c = _mm512_cvtepu8_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(cl + b)));
+        const __m512i e = _mm512_max_epi64(_mm512_loadu_si512(el + b), _mm512_permutexvar_epi64(c, pv));
+        kmin = _mm512_mask_min_epu64(kmin, _mm512_cmpeq_epi64_mask(e, bev), kmin, _mm512_loadu_si512(key + b));
+    }
+    const uint64_t bk = _mm512_reduce_min_epu64(kmin);
+#else
+    cycle_t be = NEVER;
+    for (uint32_t b = 0; b < n; ++b) be = std::min(be, std::max(el[b], p[cl[b]]));
+    best_t = be;
+    if (be >= NEVER) return false;
+    uint64_t bk = ~uint64_t(0);
+    for (uint32_t b = 0; b < n; ++b) bk = std::min(bk, std::max(el[b], p[cl[b]]) == be ? key[b] : ~uint64_t(0));
+#endif
+    best_bank = uint32_t(bk & 0xff);
+    return true;
 }
 
 bool pc_controller::step(cycle_t limit, int stop_dir, bool& stopped) {
@@ -153,37 +169,9 @@ bool pc_controller::step(cycle_t limit, int stop_dir, bool& stopped) {
     m_dirty.for_each([&](uint32_t b) { compute_candidate(b); });
     m_dirty.clear_all();
 
-    // Earliest legal cycle of a candidate = max(bank/group bound, pseudo-channel bound of its class, now). Per class,
-    // walk the banks best rank first: the first one whose bank/group bound is within the class bound wins the class
-    // (at the class bound); otherwise the class's earliest bank/group bound does. Then the earliest class wins, ties
-    // going to the better rank.
-    uint64_t best_e = uint64_t(NEVER), best_key = ~uint64_t(0);
-    const cycle_t* el = m_elocal.data();
-    for (unsigned k = 0; k < timing_checker::NUM_CLS; ++k) {
-        const auto& v = m_by_class[k];
-        if (v.empty()) continue;
-        const uint64_t p = uint64_t(std::max(m_chk.pc_bound(timing_checker::cls(k)), m_now));
-        uint64_t ce = uint64_t(NEVER), ckey = ~uint64_t(0);
-        for (uint64_t key : v) {
-            uint64_t l = uint64_t(el[key & 0xff]);
-            if (l <= p) {
-                ce = p;
-                ckey = key;
-                break;
-            }
-            if (l < ce) {  // keys are in rank order: the first of equal bounds has the better rank
-                ce = l;
-                ckey = key;
-            }
-        }
-        if (ce < best_e || (ce == best_e && ckey < best_key)) {
-            best_e = ce;
-            best_key = ckey;
-        }
-    }
-    cycle_t best_t = cycle_t(best_e);
-    bool have = best_t < NEVER;
-    uint32_t best_bank = uint32_t(best_key & 0xff);
+    cycle_t best_t;
+    uint32_t best_bank;
+    bool have = scan(best_t, best_bank);
 
     bool refab = false;
     if (refab_due && m_fsm.open_count() == 0) {
@@ -319,15 +307,16 @@ void pc_controller::issue(uint32_t b, int32_t req, command cmd, cycle_t t) {
     default: break;
     }
     if (mask) {
+        // Branch-free: a table of the raised group bounds by class (LONG_AGO for the others). Bank b itself is
+        // dirty and gets its bound recomputed before the next scan, so raising it too is harmless.
         const uint32_t g = m_chk.bank_group_of(b), n = m_spec.banks_per_group, g0 = g * n;
+        cycle_t raised[SCAN_LANES];
+        for (unsigned k = 0; k < SCAN_LANES; ++k)
+            raised[k] = k < timing_checker::NUM_CLS && ((mask >> k) & 1) ? m_chk.group_bound(timing_checker::cls(k), g)
+                                                                           : LONG_AGO;
         const uint8_t* cls = m_cls.data();
         cycle_t* el = m_elocal.data();
-        for (uint32_t o = g0; o < g0 + n; ++o) {
-            const unsigned k = cls[o];
-            if (o == b || k == NO_CLASS || !((mask >> k) & 1)) continue;
-            const cycle_t gb = m_chk.group_bound(timing_checker::cls(k), g);
-            if (gb > el[o]) el[o] = gb;
-        }
+        for (uint32_t o = g0; o < g0 + n; ++o) el[o] = std::max(el[o], raised[cls[o]]);
     }
     if (m_observer) m_observer(command_record{m_index, t, cmd, b, row, col, tag});
 }

@@ -122,17 +122,19 @@ private:
     bool m_stopped = false;
     cycle_t m_next = NEVER;
 
-    // Per bank, the command it would issue next (for the current direction) and the bank/group part of its bound.
+    // Per bank, the command it would issue next (for the current direction), its class (NO_CLASS: none), its key
+    // (rank << 8 | bank: lower is served first among equal cycles) and the bank/group part of its bound. The arrays
+    // are padded to a multiple of SCAN_LANES with NO_CLASS entries so that the scan runs in whole blocks.
+    static constexpr uint32_t SCAN_LANES = 8;
     std::vector<int32_t> m_req;
     std::vector<command> m_cmd;
     std::vector<uint8_t> m_cls;
-    std::vector<uint64_t> m_rank;
+    std::vector<uint64_t> m_key;
     std::vector<cycle_t> m_elocal;
-    // Per command class, the banks whose candidate is of that class as keys (rank << 8 | bank), sorted: the scan
-    // walks them best rank first and stops at the first one ready at the class's pseudo-channel bound.
-    std::vector<uint64_t> m_by_class[timing_checker::NUM_CLS];
-    void class_remove(uint32_t b);
-    void class_insert(uint32_t b);
+    uint32_t m_scan_banks;  // m_banks rounded up to SCAN_LANES
+    // The candidate that issues first: the lexicographic minimum over the banks of (earliest legal cycle, key).
+    // Returns false when no bank has a candidate (or none can ever issue).
+    bool scan(cycle_t& best_t, uint32_t& best_bank) const;
     bank_set m_dirty;
     std::vector<cycle_t> m_open_since, m_last_use;
 
