@@ -316,6 +316,14 @@ void pc_controller::issue(uint32_t b, int32_t req, command cmd, cycle_t t) {
                                                                            : LONG_AGO;
         const uint8_t* cls = m_cls.data();
         cycle_t* el = m_elocal.data();
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+        if (n <= 8) {
+            const __mmask8 lanes = __mmask8((1u << n) - 1);
+            const __m512i c = _mm512_cvtepu8_epi64(_mm_maskz_loadu_epi8(lanes, cls + g0));
+            const __m512i r = _mm512_permutexvar_epi64(c, _mm512_loadu_si512(raised));
+            _mm512_mask_storeu_epi64(el + g0, lanes, _mm512_max_epi64(_mm512_maskz_loadu_epi64(lanes, el + g0), r));
+        } else
+#endif
         for (uint32_t o = g0; o < g0 + n; ++o) el[o] = std::max(el[o], raised[cls[o]]);
     }
     if (m_observer) m_observer(command_record{m_index, t, cmd, b, row, col, tag});
