@@ -62,20 +62,26 @@ void pc_controller::enqueue(uint64_t tag, bool write, uint32_t bank, uint32_t ro
     if (!m_next_valid || would_switch_direction() || (m_ref_active && (m_ref_kind == command::REFAB || bank == m_ref_bank))) {
         m_dirty.set(bank);
         m_next_valid = false;
+        m_plan = PLAN_NONE;
         return;
     }
     if ((write ? WRITE : READ) != m_dir) return;  // no effect on the current candidates
-    // Keep the cached next-event time: it can only move earlier, to this bank's (possibly new) candidate.
+    // Keep the cached next-event time: it can only move earlier, to this bank's (possibly new) candidate. The
+    // cached decision stays right if it was another bank's command (the new candidate wins only if it is earlier,
+    // or as early with a lower key); a decision for this bank or for a refresh is dropped (the next step scans).
+    if (m_plan != PLAN_ISSUE || m_plan_bank == bank) m_plan = PLAN_NONE;
     compute_candidate(bank);
     m_dirty.clear(bank);
     if (m_cls[bank] != NO_CLASS) {
         cycle_t e = std::max({m_elocal[bank], m_chk.pc_bound(timing_checker::cls(m_cls[bank])), m_now});
+        if (m_plan == PLAN_ISSUE && (e < m_next || (e == m_next && m_key[bank] < m_key[m_plan_bank]))) m_plan_bank = bank;
         if (e < m_next) m_next = e;
     }
 }
 
 void pc_controller::activate_refresh() {
     m_ref_active = true;
+    m_plan = PLAN_NONE;
     if (m_ref_kind == command::REFPB) {
         m_ref_bank = m_refresh->choose_bank(m_fsm, m_q, m_last_use, m_now);
         m_dirty.set(m_ref_bank);
@@ -161,6 +167,23 @@ bool pc_controller::step(cycle_t limit, int stop_dir, bool& stopped) {
         if (limit != NEVER && limit > m_now) m_now = limit;
         return false;
     }
+    if (m_next_valid && m_plan != PLAN_NONE) {
+        // The last step stopped at its limit with this decision (at m_next >= the cycle it left m_now at) and nothing
+        // has changed since but time: moving now up to at most that cycle changes no candidate's earliest cycle
+        // (each is max(bounds, now) and all were >= m_next) nor the order among them, so a scan would decide the same.
+        const uint8_t plan = m_plan;
+        m_plan = PLAN_NONE;
+        if (plan == PLAN_REFRESH) {
+            if (m_next > m_now) m_now = m_next;
+            activate_refresh();
+            return true;
+        }
+        if (plan == PLAN_REFAB) {
+            issue(0, FOR_REFRESH, command::REFAB, m_next);
+            return true;
+        }
+        return issue_candidate(m_plan_bank, m_next, stop_dir, stopped);
+    }
     update_direction();
     if (!m_ref_active && m_ref_due <= m_now) activate_refresh();
 
@@ -188,6 +211,7 @@ bool pc_controller::step(cycle_t limit, int stop_dir, bool& stopped) {
         if (t_evt >= limit) {
             m_next = t_evt;
             m_next_valid = true;
+            m_plan = PLAN_REFRESH;
             if (limit != NEVER && limit > m_now) m_now = limit;
             return false;
         }
@@ -198,6 +222,8 @@ bool pc_controller::step(cycle_t limit, int stop_dir, bool& stopped) {
     if (!have || best_t >= limit) {
         m_next = have ? best_t : NEVER;
         m_next_valid = true;
+        m_plan = !have ? PLAN_NONE : refab ? PLAN_REFAB : PLAN_ISSUE;
+        m_plan_bank = best_bank;
         if (limit != NEVER && limit > m_now) m_now = limit;
         return false;
     }
@@ -205,11 +231,15 @@ bool pc_controller::step(cycle_t limit, int stop_dir, bool& stopped) {
         issue(0, FOR_REFRESH, command::REFAB, best_t);
         return true;
     }
-    command cmd = m_cmd[best_bank];
-    int32_t req = m_req[best_bank];
+    return issue_candidate(best_bank, best_t, stop_dir, stopped);
+}
+
+bool pc_controller::issue_candidate(uint32_t b, cycle_t t, int stop_dir, bool& stopped) {
+    command cmd = m_cmd[b];
+    int32_t req = m_req[b];
     bool column = is_column(cmd);
     bool wr = column && m_q.at(req).write;
-    issue(best_bank, req, cmd, best_t);
+    issue(b, req, cmd, t);
     if (column && (stop_dir == STOP_ANY || (stop_dir >= 0 && unsigned(stop_dir) == (wr ? WRITE : READ)))) stopped = true;
     return true;
 }
@@ -222,6 +252,7 @@ void pc_controller::bank_closed(uint32_t b, cycle_t at) {
 void pc_controller::issue(uint32_t b, int32_t req, command cmd, cycle_t t) {
     m_now = t;
     m_next_valid = false;
+    m_plan = PLAN_NONE;
     uint64_t tag = NO_TAG;
     uint32_t row = 0, col = 0;
     switch (cmd) {

@@ -98,6 +98,8 @@ private:
     }
     // One scheduling decision; returns false when nothing can happen before `limit`.
     bool step(cycle_t limit, int stop_dir, bool& stopped);
+    // Issues bank b's candidate at cycle t; sets `stopped` as step() does.
+    bool issue_candidate(uint32_t b, cycle_t t, int stop_dir, bool& stopped);
     void issue(uint32_t bank, int32_t req, command cmd, cycle_t t);
     void bank_closed(uint32_t bank, cycle_t at);
 
@@ -121,6 +123,11 @@ private:
     bool m_next_valid = false;
     bool m_stopped = false;
     cycle_t m_next = NEVER;
+    // What the last step decided when it stopped at its limit (valid while m_next_valid and nothing but time has
+    // changed): activate the due refresh at m_next, issue REFab at m_next, or issue bank m_plan_bank's candidate.
+    enum : uint8_t { PLAN_NONE, PLAN_REFRESH, PLAN_REFAB, PLAN_ISSUE };
+    uint8_t m_plan = PLAN_NONE;
+    uint32_t m_plan_bank = 0;
 
     // Per bank, the command it would issue next (for the current direction), its class (NO_CLASS: none), its key
     // (rank << 8 | bank: lower is served first among equal cycles) and the bank/group part of its bound. The arrays
