@@ -123,17 +123,19 @@ void pc_controller::compute_candidate(uint32_t b) {
 bool pc_controller::scan(cycle_t& best_t, uint32_t& best_bank) const {
     // Earliest legal cycle of a candidate = max(bank/group bound, pseudo-channel bound of its class, now); the winner
     // is the earliest, ties going to the lower key (better rank). NO_CLASS entries look up NEVER and never win.
-    cycle_t p[SCAN_LANES];
-    for (unsigned k = 0; k < SCAN_LANES; ++k)
-        p[k] = k < timing_checker::NUM_CLS ? std::max(m_chk.pc_bound(timing_checker::cls(k)), m_now) : NEVER;
     const cycle_t* el = m_elocal.data();
     const uint8_t* cl = m_cls.data();
     const uint64_t* key = m_key.data();
     const uint32_t n = m_scan_banks;
 #if defined(__AVX512F__)
     // Eight banks per instruction: the class bound is a table lookup (permute) of the class index.
-    static_assert(SCAN_LANES == 8 && timing_checker::NUM_CLS <= 8, "one 8-lane table of class bounds");
-    const __m512i pv = _mm512_loadu_si512(p);
+    static_assert(SCAN_LANES == 8 && timing_checker::NUM_CLS == 6, "one 8-lane table of class bounds");
+    // Built in registers (a table stored and loaded back whole would stall on store forwarding).
+    using tc = timing_checker;
+    const __m512i pv = _mm512_max_epi64(
+        _mm512_set_epi64(NEVER, NEVER, m_chk.pc_bound(tc::C_REFPB), m_chk.pc_bound(tc::C_REFAB), m_chk.pc_bound(tc::C_WR),
+                         m_chk.pc_bound(tc::C_RD), m_chk.pc_bound(tc::C_PRE), m_chk.pc_bound(tc::C_ACT)),
+        _mm512_set1_epi64(m_now));
     __m512i vmin = _mm512_set1_epi64(NEVER);
     for (uint32_t b = 0; b < n; b += 8) {
         const __m512i c = _mm512_cvtepu8_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(cl + b)));
@@ -151,6 +153,9 @@ bool pc_controller::scan(cycle_t& best_t, uint32_t& best_bank) const {
     }
     const uint64_t bk = _mm512_reduce_min_epu64(kmin);
 #else
+    cycle_t p[SCAN_LANES];
+    for (unsigned k = 0; k < SCAN_LANES; ++k)
+        p[k] = k < timing_checker::NUM_CLS ? std::max(m_chk.pc_bound(timing_checker::cls(k)), m_now) : NEVER;
     cycle_t be = NEVER;
     for (uint32_t b = 0; b < n; ++b) be = std::min(be, std::max(el[b], p[cl[b]]));
     best_t = be;
@@ -341,21 +346,24 @@ void pc_controller::issue(uint32_t b, int32_t req, command cmd, cycle_t t) {
         // Branch-free: a table of the raised group bounds by class (LONG_AGO for the others). Bank b itself is
         // dirty and gets its bound recomputed before the next scan, so raising it too is harmless.
         const uint32_t g = m_chk.bank_group_of(b), n = m_spec.banks_per_group, g0 = g * n;
-        cycle_t raised[SCAN_LANES];
-        for (unsigned k = 0; k < SCAN_LANES; ++k)
-            raised[k] = k < timing_checker::NUM_CLS && ((mask >> k) & 1) ? m_chk.group_bound(timing_checker::cls(k), g)
-                                                                           : LONG_AGO;
+        auto raised = [&](unsigned k) {
+            return ((mask >> k) & 1) ? m_chk.group_bound(timing_checker::cls(k), g) : LONG_AGO;
+        };
         const uint8_t* cls = m_cls.data();
         cycle_t* el = m_elocal.data();
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
         if (n <= 8) {
+            static_assert(timing_checker::NUM_CLS == 6, "one 8-lane table of raised bounds");
             const __mmask8 lanes = __mmask8((1u << n) - 1);
             const __m512i c = _mm512_cvtepu8_epi64(_mm_maskz_loadu_epi8(lanes, cls + g0));
-            const __m512i r = _mm512_permutexvar_epi64(c, _mm512_loadu_si512(raised));
+            const __m512i tab = _mm512_set_epi64(LONG_AGO, LONG_AGO, raised(5), raised(4), raised(3), raised(2), raised(1),
+                                                 raised(0));
+            const __m512i r = _mm512_permutexvar_epi64(c, tab);
             _mm512_mask_storeu_epi64(el + g0, lanes, _mm512_max_epi64(_mm512_maskz_loadu_epi64(lanes, el + g0), r));
         } else
 #endif
-        for (uint32_t o = g0; o < g0 + n; ++o) el[o] = std::max(el[o], raised[cls[o]]);
+        for (uint32_t o = g0; o < g0 + n; ++o)
+            if (cls[o] < timing_checker::NUM_CLS) el[o] = std::max(el[o], raised(cls[o]));
     }
     if (m_observer) m_observer(command_record{m_index, t, cmd, b, row, col, tag});
 }
