@@ -73,7 +73,7 @@ void pc_controller::enqueue(uint64_t tag, bool write, uint32_t bank, uint32_t ro
     compute_candidate(bank);
     m_dirty.clear(bank);
     if (m_cls[bank] != NO_CLASS) {
-        cycle_t e = std::max({m_elocal[bank], m_chk.pc_bound(timing_checker::cls(m_cls[bank])), m_now});
+        cycle_t e = std::max(std::max(m_elocal[bank], m_chk.pc_bound(timing_checker::cls(m_cls[bank]))), m_now);
         if (m_plan == PLAN_ISSUE && (e < m_next || (e == m_next && m_key[bank] < m_key[m_plan_bank]))) m_plan_bank = bank;
         if (e < m_next) m_next = e;
     }

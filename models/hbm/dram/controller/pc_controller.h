@@ -94,7 +94,7 @@ private:
         if (m_cls[b] == NO_CLASS) return;
         auto k = timing_checker::cls(m_cls[b]);
         // Clamped at 0 (time never runs below 0) so the scan can compare unsigned.
-        m_elocal[b] = std::max({m_chk.bank_bound(k, b), m_chk.group_bound(k, m_chk.bank_group_of(b)), cycle_t(0)});
+        m_elocal[b] = std::max(std::max(m_chk.bank_bound(k, b), m_chk.group_bound(k, m_chk.bank_group_of(b))), cycle_t(0));
     }
     // One scheduling decision; returns false when nothing can happen before `limit`.
     bool step(cycle_t limit, int stop_dir, bool& stopped);
