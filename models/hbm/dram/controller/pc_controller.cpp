@@ -254,6 +254,35 @@ void pc_controller::bank_closed(uint32_t b, cycle_t at) {
     m_open_since[b] = at;
 }
 
+// After an ACT (mask: ACT), RD/RDA (RD) or WR/WRA (WR and RD) to bank b: see the comment inside.
+inline void pc_controller::raise_group(uint32_t b, unsigned mask) {
+    // A command to bank b changes only bank b's bounds (b is dirty, recomputed at the next step), the pseudo-channel
+    // bounds and, for ACT/RD/WR, group bounds of its group: ACT raises the group's ACT bound, RD its RD bound, WR its
+    // WR and RD bounds. Bounds only rise, so the cached bank/group bound of another bank of the group whose candidate
+    // is of a raised class becomes max(cached, new group bound); no other cached bound changes.
+    // Branch-free: a table of the raised group bounds by class (LONG_AGO for the others). Bank b itself is
+    // dirty and gets its bound recomputed before the next scan, so raising it too is harmless.
+    const uint32_t g = m_chk.bank_group_of(b), n = m_spec.banks_per_group, g0 = g * n;
+    auto raised = [&](unsigned k) {
+        return ((mask >> k) & 1) ? m_chk.group_bound(timing_checker::cls(k), g) : LONG_AGO;
+    };
+    const uint8_t* cls = m_cls.data();
+    cycle_t* el = m_elocal.data();
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+    if (n <= 8) {
+        static_assert(timing_checker::NUM_CLS == 6, "one 8-lane table of raised bounds");
+        const __mmask8 lanes = __mmask8((1u << n) - 1);
+        const __m512i c = _mm512_cvtepu8_epi64(_mm_maskz_loadu_epi8(lanes, cls + g0));
+        const __m512i tab = _mm512_set_epi64(LONG_AGO, LONG_AGO, raised(5), raised(4), raised(3), raised(2), raised(1),
+                                             raised(0));
+        const __m512i r = _mm512_permutexvar_epi64(c, tab);
+        _mm512_mask_storeu_epi64(el + g0, lanes, _mm512_max_epi64(_mm512_maskz_loadu_epi64(lanes, el + g0), r));
+    } else
+#endif
+    for (uint32_t o = g0; o < g0 + n; ++o)
+        if (cls[o] < timing_checker::NUM_CLS) el[o] = std::max(el[o], raised(cls[o]));
+}
+
 void pc_controller::issue(uint32_t b, int32_t req, command cmd, cycle_t t) {
     m_now = t;
     m_next_valid = false;
@@ -266,7 +295,8 @@ void pc_controller::issue(uint32_t b, int32_t req, command cmd, cycle_t t) {
         r.flags |= burst_request::ACTIVATED;
         tag = r.tag;
         row = r.row;
-        m_chk.issue(cmd, b, t);
+        m_chk.issue_act(b, t);
+        raise_group(b, 1u << timing_checker::C_ACT);
         m_fsm.apply(cmd, b, r.row);
         m_open_since[b] = t;
         m_last_use[b] = t;
@@ -277,7 +307,7 @@ void pc_controller::issue(uint32_t b, int32_t req, command cmd, cycle_t t) {
             m_q.at(req).flags |= burst_request::CONFLICTED;
             tag = m_q.at(req).tag;
         }
-        m_chk.issue(cmd, b, t);
+        m_chk.issue_pre(b, t);
         m_fsm.apply(cmd, b);
         bank_closed(b, t);
         break;
@@ -296,7 +326,13 @@ void pc_controller::issue(uint32_t b, int32_t req, command cmd, cycle_t t) {
         tag = r.tag;
         row = r.row;
         col = r.column;
-        m_chk.issue(cmd, b, t);
+        if (r.write) {
+            m_chk.issue_wr(b, t, ap);
+            raise_group(b, (1u << timing_checker::C_WR) | (1u << timing_checker::C_RD));
+        } else {
+            m_chk.issue_rd(b, t, ap);
+            raise_group(b, 1u << timing_checker::C_RD);
+        }
         if (r.flags & burst_request::CONFLICTED) ++m_cnt.row_conflicts;
         else if (r.flags & burst_request::ACTIVATED) ++m_cnt.row_misses;
         else ++m_cnt.row_hits;
@@ -313,13 +349,13 @@ void pc_controller::issue(uint32_t b, int32_t req, command cmd, cycle_t t) {
         break;
     }
     case command::REFPB:
-        m_chk.issue(cmd, b, t);
+        m_chk.issue_refpb(b, t);
         m_refresh->issued(t, b);
         m_ref_due = m_refresh->next_due();
         m_ref_active = false;
         break;
     case command::REFAB:
-        m_chk.issue(cmd, 0, t);
+        m_chk.issue_refab(t);
         m_refresh->issued(t, 0);
         m_ref_due = m_refresh->next_due();
         m_ref_active = false;
@@ -329,42 +365,6 @@ void pc_controller::issue(uint32_t b, int32_t req, command cmd, cycle_t t) {
     }
     ++m_cnt.commands[unsigned(cmd)];
     m_dirty.set(b);
-    // A command to bank b changes only bank b's bounds (b is dirty, recomputed at the next step), the pseudo-channel
-    // bounds and, for ACT/RD/WR, group bounds of its group: ACT raises the group's ACT bound, RD its RD bound, WR its
-    // WR and RD bounds. Bounds only rise, so the cached bank/group bound of another bank of the group whose candidate
-    // is of a raised class becomes max(cached, new group bound); no other cached bound changes.
-    unsigned mask = 0;
-    switch (cmd) {
-    case command::ACT: mask = 1u << timing_checker::C_ACT; break;
-    case command::RD:
-    case command::RDA: mask = 1u << timing_checker::C_RD; break;
-    case command::WR:
-    case command::WRA: mask = (1u << timing_checker::C_WR) | (1u << timing_checker::C_RD); break;
-    default: break;
-    }
-    if (mask) {
-        // Branch-free: a table of the raised group bounds by class (LONG_AGO for the others). Bank b itself is
-        // dirty and gets its bound recomputed before the next scan, so raising it too is harmless.
-        const uint32_t g = m_chk.bank_group_of(b), n = m_spec.banks_per_group, g0 = g * n;
-        auto raised = [&](unsigned k) {
-            return ((mask >> k) & 1) ? m_chk.group_bound(timing_checker::cls(k), g) : LONG_AGO;
-        };
-        const uint8_t* cls = m_cls.data();
-        cycle_t* el = m_elocal.data();
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
-        if (n <= 8) {
-            static_assert(timing_checker::NUM_CLS == 6, "one 8-lane table of raised bounds");
-            const __mmask8 lanes = __mmask8((1u << n) - 1);
-            const __m512i c = _mm512_cvtepu8_epi64(_mm_maskz_loadu_epi8(lanes, cls + g0));
-            const __m512i tab = _mm512_set_epi64(LONG_AGO, LONG_AGO, raised(5), raised(4), raised(3), raised(2), raised(1),
-                                                 raised(0));
-            const __m512i r = _mm512_permutexvar_epi64(c, tab);
-            _mm512_mask_storeu_epi64(el + g0, lanes, _mm512_max_epi64(_mm512_maskz_loadu_epi64(lanes, el + g0), r));
-        } else
-#endif
-        for (uint32_t o = g0; o < g0 + n; ++o)
-            if (cls[o] < timing_checker::NUM_CLS) el[o] = std::max(el[o], raised(cls[o]));
-    }
     if (m_observer) m_observer(command_record{m_index, t, cmd, b, row, col, tag});
 }
 

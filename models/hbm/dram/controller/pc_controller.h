@@ -101,6 +101,7 @@ private:
     // Issues bank b's candidate at cycle t; sets `stopped` as step() does.
     bool issue_candidate(uint32_t b, cycle_t t, int stop_dir, bool& stopped);
     void issue(uint32_t bank, int32_t req, command cmd, cycle_t t);
+    void raise_group(uint32_t bank, unsigned mask);
     void bank_closed(uint32_t bank, cycle_t at);
 
     const memspec& m_spec;
