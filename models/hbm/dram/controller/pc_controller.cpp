@@ -114,6 +114,8 @@ void pc_controller::compute_candidate(uint32_t b) {
     }
     if (req != -1) cls = uint8_t(timing_checker::class_of(cmd));
     m_cls[b] = cls;
+    if (cls != NO_CLASS) m_has.set(b);
+    else m_has.clear(b);
     m_key[b] = (rank << 8) | b;
     m_req[b] = req;
     m_cmd[b] = cmd;
@@ -127,6 +129,19 @@ bool pc_controller::scan(cycle_t& best_t, uint32_t& best_bank) const {
     const uint8_t* cl = m_cls.data();
     const uint64_t* key = m_key.data();
     const uint32_t n = m_scan_banks;
+    if (m_has.count() <= FEW_CANDIDATES) {
+        // Few candidates (streams keep only a few banks busy): visit just those, in bank order, the same minimum.
+        cycle_t be = NEVER;
+        uint64_t bk = ~uint64_t(0);
+        m_has.for_each([&](uint32_t b) {
+            const cycle_t e = std::max(el[b], std::max(m_chk.pc_bound(timing_checker::cls(cl[b])), m_now));
+            if (e < be || (e == be && key[b] < bk)) be = e, bk = key[b];
+        });
+        best_t = be;
+        if (be >= NEVER) return false;
+        best_bank = uint32_t(bk & 0xff);
+        return true;
+    }
 #if defined(__AVX512F__)
     // Eight banks per instruction: the class bound is a table lookup (permute) of the class index.
     static_assert(SCAN_LANES == 8 && timing_checker::NUM_CLS == 6, "one 8-lane table of class bounds");

@@ -134,6 +134,7 @@ private:
     // (rank << 8 | bank: lower is served first among equal cycles) and the bank/group part of its bound. The arrays
     // are padded to a multiple of SCAN_LANES with NO_CLASS entries so that the scan runs in whole blocks.
     static constexpr uint32_t SCAN_LANES = 8;
+    static constexpr unsigned FEW_CANDIDATES = 6;  // up to this many, the scan visits the candidates one by one
     std::vector<int32_t> m_req;
     std::vector<command> m_cmd;
     std::vector<uint8_t> m_cls;
@@ -143,6 +144,7 @@ private:
     // The candidate that issues first: the lexicographic minimum over the banks of (earliest legal cycle, key).
     // Returns false when no bank has a candidate (or none can ever issue).
     bool scan(cycle_t& best_t, uint32_t& best_bank) const;
+    bank_set m_has;  // banks whose candidate has a class
     bank_set m_dirty;
     std::vector<cycle_t> m_open_since, m_last_use;
 
