@@ -88,7 +88,7 @@ private:
     void update_direction();
     bool would_switch_direction() const;
     void activate_refresh();
-    // Recomputes the candidate command of bank b (m_req/m_cmd/m_cls/m_rank/m_elocal).
+    // Recomputes the candidate command of bank b (m_req/m_cmd/m_cls/m_has/m_key/m_elocal).
     void compute_candidate(uint32_t b);
     void compute_local(uint32_t b) {
         if (m_cls[b] == NO_CLASS) return;
