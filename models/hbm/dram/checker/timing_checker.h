@@ -50,6 +50,76 @@ public:
 
     // Records a command issued at cycle t (callers check legality first).
     void issue(command c, uint32_t bank, cycle_t t);
+    // The same per command, for callers that already know which one (no second dispatch on the command).
+    void issue_act(uint32_t bank, cycle_t t) {
+        const memspec& s = m_spec;
+        auto& bk = m_bank[bank];
+        bk[C_ACT].raise(t + s.tRC, constraint::tRC);
+        bk[C_REFPB].raise(t + s.tRC, constraint::tRC);
+        bk[C_PRE].raise(t + s.tRAS, constraint::tRAS);
+        bk[C_RD].raise(t + s.tRCD, constraint::tRCD);
+        bk[C_WR].raise(t + s.tRCDWR, constraint::tRCDWR);
+        m_group[bank_group_of(bank)][C_ACT].raise(t + s.tRRD_L, constraint::tRRD_L);
+        m_pc[C_ACT].raise(t + s.tRRD_S, constraint::tRRD_S);
+        m_acts[m_act_pos] = t;
+        m_act_pos = (m_act_pos + 1) & 3;
+        m_pc[C_ACT].raise(m_acts[m_act_pos] + s.tFAW, constraint::tFAW);  // oldest of the last four
+        m_pc[C_REFAB].raise(t + s.tRC, constraint::tRC);
+        if (s.tRREFD) m_pc[C_REFPB].raise(t + s.tRREFD, constraint::tRREFD);
+        row_bus(t);
+    }
+    void issue_pre(uint32_t bank, cycle_t t) {
+        precharged(bank, t);
+        row_bus(t);
+    }
+    void issue_prea(cycle_t t) {
+        for (uint32_t i = 0; i < m_banks; ++i) precharged(i, t);
+        row_bus(t);
+    }
+    void issue_rd(uint32_t bank, cycle_t t, bool auto_pre) {
+        const memspec& s = m_spec;
+        m_bank[bank][C_PRE].raise(t + s.tRTP, constraint::tRTP);
+        m_group[bank_group_of(bank)][C_RD].raise(t + s.tCCD_L, constraint::tCCD_L);
+        m_pc[C_RD].raise(t + s.tCCD_S, constraint::tCCD_S);
+        m_pc[C_WR].raise(t + s.tRTW, constraint::tRTW);
+        if (auto_pre) {
+            cycle_t p = m_bank[bank][C_PRE].t;  // max(ACT + tRAS, RD + tRTP, write recovery)
+            m_auto_pre[bank] = p;
+            precharged(bank, p);
+        }
+    }
+    void issue_wr(uint32_t bank, cycle_t t, bool auto_pre) {
+        const memspec& s = m_spec;
+        cycle_t wend = t + s.tWL + s.burst_cycles();
+        m_bank[bank][C_PRE].raise(wend + s.tWR, constraint::tWR);
+        auto& g = m_group[bank_group_of(bank)];
+        g[C_WR].raise(t + s.tCCD_L, constraint::tCCD_L);
+        g[C_RD].raise(wend + s.tWTR_L, constraint::tWTR_L);
+        m_pc[C_WR].raise(t + s.tCCD_S, constraint::tCCD_S);
+        m_pc[C_RD].raise(wend + s.tWTR_S, constraint::tWTR_S);
+        if (auto_pre) {
+            cycle_t p = m_bank[bank][C_PRE].t;
+            m_auto_pre[bank] = p;
+            precharged(bank, p);
+        }
+    }
+    void issue_refab(cycle_t t) {
+        const memspec& s = m_spec;
+        m_pc[C_ACT].raise(t + s.tRFC, constraint::tRFC);
+        m_pc[C_REFAB].raise(t + s.tRFC, constraint::tRFC);
+        m_pc[C_REFPB].raise(t + s.tRFC, constraint::tRFC);
+        row_bus(t);
+    }
+    void issue_refpb(uint32_t bank, cycle_t t) {
+        const memspec& s = m_spec;
+        auto& bk = m_bank[bank];
+        bk[C_ACT].raise(t + s.tRFCpb, constraint::tRFCpb);
+        bk[C_REFPB].raise(t + s.tRFCpb, constraint::tRFCpb);
+        m_pc[C_ACT].raise(t + s.tRREFD, constraint::tRREFD);
+        m_pc[C_REFPB].raise(t + s.tRREFD, constraint::tRREFD);
+        m_pc[C_REFAB].raise(t + s.tRFCpb, constraint::tRFCpb);
+        row_bus(t);
+    }
 
     // Cycle at which the auto-precharge of the last RDA/WRA to `bank` takes place.
     cycle_t auto_precharge_at(uint32_t bank) const { return m_auto_pre[bank]; }
@@ -77,7 +147,16 @@ public:
     cycle_t pc_bound(cls k) const { return m_pc[k].t; }
 
 private:
-    void precharged(uint32_t bank, cycle_t at);
+    // The effects of a (possibly implicit) precharge of `bank` at cycle `at`.
+    void precharged(uint32_t bank, cycle_t at) {
+        auto& bk = m_bank[bank];
+        bk[C_ACT].raise(at + m_spec.tRP, constraint::tRP);
+        bk[C_REFPB].raise(at + m_spec.tRP, constraint::tRP);
+        m_pc[C_REFAB].raise(at + m_spec.tRP, constraint::tRP);
+    }
+    void row_bus(cycle_t t) {
+        for (cls k : {C_ACT, C_PRE, C_REFAB, C_REFPB}) m_pc[k].raise(t + 1, constraint::row_bus);
+    }
 
     const memspec& m_spec;
     uint32_t m_banks, m_banks_per_group;

@@ -88,17 +88,20 @@ private:
     void update_direction();
     bool would_switch_direction() const;
     void activate_refresh();
-    // Recomputes the candidate command of bank b (m_req/m_cmd/m_cls/m_rank/m_elocal).
+    // Recomputes the candidate command of bank b (m_req/m_cmd/m_cls/m_has/m_key/m_elocal).
     void compute_candidate(uint32_t b);
     void compute_local(uint32_t b) {
         if (m_cls[b] == NO_CLASS) return;
         auto k = timing_checker::cls(m_cls[b]);
         // Clamped at 0 (time never runs below 0) so the scan can compare unsigned.
-        m_elocal[b] = std::max({m_chk.bank_bound(k, b), m_chk.group_bound(k, m_chk.bank_group_of(b)), cycle_t(0)});
+        m_elocal[b] = std::max(std::max(m_chk.bank_bound(k, b), m_chk.group_bound(k, m_chk.bank_group_of(b))), cycle_t(0));
     }
     // One scheduling decision; returns false when nothing can happen before `limit`.
     bool step(cycle_t limit, int stop_dir, bool& stopped);
+    // Issues bank b's candidate at cycle t; sets `stopped` as step() does.
+    bool issue_candidate(uint32_t b, cycle_t t, int stop_dir, bool& stopped);
     void issue(uint32_t bank, int32_t req, command cmd, cycle_t t);
+    void raise_group(uint32_t bank, unsigned mask);
     void bank_closed(uint32_t bank, cycle_t at);
 
     const memspec& m_spec;
@@ -121,18 +124,27 @@ private:
     bool m_next_valid = false;
     bool m_stopped = false;
     cycle_t m_next = NEVER;
+    // What the last step decided when it stopped at its limit (valid while m_next_valid and nothing but time has
+    // changed): activate the due refresh at m_next, issue REFab at m_next, or issue bank m_plan_bank's candidate.
+    enum : uint8_t { PLAN_NONE, PLAN_REFRESH, PLAN_REFAB, PLAN_ISSUE };
+    uint8_t m_plan = PLAN_NONE;
+    uint32_t m_plan_bank = 0;
 
-    // Per bank, the command it would issue next (for the current direction) and the bank/group part of its bound.
+    // Per bank, the command it would issue next (for the current direction), its class (NO_CLASS: none), its key
+    // (rank << 8 | bank: lower is served first among equal cycles) and the bank/group part of its bound. The arrays
+    // are padded to a multiple of SCAN_LANES with NO_CLASS entries so that the scan runs in whole blocks.
+    static constexpr uint32_t SCAN_LANES = 8;
+    static constexpr unsigned FEW_CANDIDATES = 6;  // up to this many, the scan visits the candidates one by one
     std::vector<int32_t> m_req;
     std::vector<command> m_cmd;
     std::vector<uint8_t> m_cls;
-    std::vector<uint64_t> m_rank;
+    std::vector<uint64_t> m_key;
     std::vector<cycle_t> m_elocal;
-    // Per command class, the banks whose candidate is of that class as keys (rank << 8 | bank), sorted: the scan
-    // walks them best rank first and stops at the first one ready at the class's pseudo-channel bound.
-    std::vector<uint64_t> m_by_class[timing_checker::NUM_CLS];
-    void class_remove(uint32_t b);
-    void class_insert(uint32_t b);
+    uint32_t m_scan_banks;  // m_banks rounded up to SCAN_LANES
+    // The candidate that issues first: the lexicographic minimum over the banks of (earliest legal cycle, key).
+    // Returns false when no bank has a candidate (or none can ever issue).
+    bool scan(cycle_t& best_t, uint32_t& best_bank) const;
+    bank_set m_has;  // banks whose candidate has a class
     bank_set m_dirty;
     std::vector<cycle_t> m_open_since, m_last_use;
 

@@ -55,6 +55,10 @@ public:
         return r;
     }
     bool any() const { return (m_w[0] | m_w[1] | m_w[2] | m_w[3]) != 0; }
+    unsigned count() const {
+        return unsigned(__builtin_popcountll(m_w[0]) + __builtin_popcountll(m_w[1]) + __builtin_popcountll(m_w[2]) +
+                        __builtin_popcountll(m_w[3]));
+    }
     bank_set& operator-=(const bank_set& o) {
         for (unsigned w = 0; w < m_w.size(); ++w) m_w[w] &= ~o.m_w[w];
         return *this;
