@@ -111,6 +111,9 @@ package me_fp;
   // ---------------------------------------------------------------------------------------------------------------
   // fl32(a * b)
   function automatic logic [31:0] fp32_mul(input logic [31:0] a, input logic [31:0] b);
+    // Not inlined: each PE calls one shared copy. Inlined, Verilator expands the arithmetic into every one of
+    // the R x C PE instances (C++ 64x larger at 128x128 than at 16x16; verilating 128x128 ran out of memory).
+    /*verilator no_inline_task*/
     logic s;
     logic a_inf, b_inf, a_zero, b_zero;
     logic [23:0] ma, mb;
@@ -166,6 +169,7 @@ package me_fp;
   // ---------------------------------------------------------------------------------------------------------------
   // fl32(a + b)
   function automatic logic [31:0] fp32_add(input logic [31:0] a, input logic [31:0] b);
+    /*verilator no_inline_task*/  // as fp32_mul
     logic a_inf, b_inf;
     logic [31:0] x, y;
     logic sub;
