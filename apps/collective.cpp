@@ -122,7 +122,8 @@ platform::platform_config load_multichip(const args& a, const std::vector<std::s
     }
     cfg.preset = what;
     if (cfg.multichip.kind == platform::platform_kind::single_chip)
-        throw usage_error("--platform: '" + what + "' is a single chip; " + who + " a server or cluster (" +
+        throw usage_error(std::string("--") + (a.has("config") ? "config" : "platform") + ": '" + what +
+                          "' is a single chip; " + who + " a server or cluster (" +
                           "e.g. ring-8, torus-4x4, trn2-ultraserver-64, cluster-4x16)");
     return cfg;
 }

@@ -96,7 +96,12 @@ int cmd_train(int argc, char** argv) {
         throw usage_error(e.what());
     }
 
-    const auto r = train::run_train(cfg, m, p, o);
+    train::train_result r;
+    try {
+        r = train::run_train(cfg, m, p, o);
+    } catch (const std::invalid_argument& e) {  // a plan or shape the chip cannot map
+        throw usage_error(e.what());
+    }
 
     std::ostringstream out;
     const double tokens = double(m.global_batch) * m.seq;
@@ -125,8 +130,8 @@ int cmd_train(int argc, char** argv) {
                100 * r.mfu, r.model_flops, r.chips, r.peak_tflops_per_chip);
     auto pct = [&](double ns) { return fmt("%10s  %5.1f %%", ms(ns).c_str(), 100 * ns / r.step_ns); };
     out << fmt("  breakdown (stage %u, the one that finishes last):\n", r.critical_stage);
-    out << "    compute (compute-bound GEMMs, vector phases) " << pct(r.compute_ns) << "\n";
-    out << "    memory-bound phases (HBM-bound ops)          " << pct(r.memory_ns) << "\n";
+    out << "    compute-bound operations (GEMMs, phases)     " << pct(r.compute_ns) << "\n";
+    out << "    memory-bound operations (HBM bound)          " << pct(r.memory_ns) << "\n";
     out << "    exposed communication: tp all-reduces        " << pct(r.tp_exposed_ns) << "\n";
     out << "    exposed communication: dp gradients          " << pct(r.dp_exposed_ns) << "\n";
     out << "    pipeline bubble (incl. waiting for sends)    " << pct(r.bubble_ns) << "\n";
@@ -176,6 +181,7 @@ int cmd_train(int argc, char** argv) {
     };
     table("decoder layer forward", r.layer_fwd);
     table("decoder layer backward", r.layer_bwd);
+    table("embedding (first stage)", r.embed_fwd);
     table("LM head forward (last stage)", r.head_fwd);
     table("LM head backward (last stage)", r.head_bwd);
     out << fmt("  Adam            %s per layer (%s), %s embedding/head\n", us(r.adam_layer.ns).c_str(),

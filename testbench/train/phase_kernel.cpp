@@ -75,8 +75,9 @@ kind_def def_of(phase_kind k) {
                 {{"p", 0, 0}, {"dp", 0, 0}, {"t", 1, 0}, {"u", 1, 0}, {"ds", 0, 0}, {"s", 1, 1}}};
     case phase_kind::adam:
         return {false,
-                {{"param", 1, shape::full, 2}, {"m", 1, shape::full, 2}, {"v", 1, shape::full, 2}, {"grad", 0, shape::full, 0}},
-                {{"param", 1, 0}, {"m", 1, 0}, {"v", 1, 0}, {"grad", 0, 0}, {"g2", 1, 0}, {"den", 1, 0}}};
+                {{"param", 1, shape::full, 2}, {"m", 1, shape::full, 2}, {"v", 1, shape::full, 2}, {"grad", 0, shape::full, 0},
+                 {"w", 0, shape::full, 1}},
+                {{"param", 1, 0}, {"m", 1, 0}, {"v", 1, 0}, {"grad", 0, 0}, {"g2", 1, 0}, {"den", 1, 0}, {"w", 0, 0}}};
     }
     throw std::logic_error("phase kind");
 }
@@ -117,8 +118,10 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
     const bool norm_bwd = s.kind == phase_kind::rmsnorm_bwd;
     const uint64_t dgain_addr = norm_bwd ? place((s.rows + cc.core.sbuf.partitions - 1) / cc.core.sbuf.partitions * s.cols * 4) : 0;
     if (next - cc.hbm_base > cc.hbm.capacity_bytes)
-        throw std::invalid_argument(what + ": its tensors (" + std::to_string((next - cc.hbm_base) >> 20) +
-                                    " MiB) do not fit HBM (chip.hbm.capacity_gib)");
+        throw std::invalid_argument(what + ": its tensors (" +
+                                    std::to_string((next - cc.hbm_base - s.hbm_offset) >> 20) + " MiB" +
+                                    (s.hbm_offset ? " at " + std::to_string(s.hbm_offset >> 20) + " MiB" : "") +
+                                    ") do not fit HBM (chip.hbm.capacity_gib)");
     auto H = [&](const char* n) -> const hbm_tensor& {
         for (const auto& t : hbm)
             if (std::string(t.d.name) == n) return t;
@@ -411,7 +414,8 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
                 kb.act(den, den, act_fn::reciprocal);
                 kb.binary(vop::mul, g2, m, den);
                 kb.binary(vop::axpby, S("param"), S("param"), g2, bcast::none, 1.0f, -lr / bc1);
-                store("param", "param"), store("m", "m"), store("v", "v");
+                kb.unary(vop::copy, S("w"), S("param"));  // the model-dtype weight the next step's GEMMs read
+                store("param", "param"), store("m", "m"), store("v", "v"), store("w", "w");
                 break;
             }
             }
@@ -554,6 +558,8 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
             v[i] = b2 * v[i] + (1 - double(b2)) * g * g;
             upd[i] = -double(lr) / bc1 * m[i] / (std::sqrt(v[i] / bc2) + adam_eps);
         }
+        auto& wt = w["w"] = A("param");
+        for (uint64_t i = 0; i < wt.size(); ++i) wt[i] += upd[i];
         break;
     }
     }

@@ -69,11 +69,17 @@ std::vector<json> run_forked(const std::vector<std::function<json()>>& jobs, uns
             }
             run.push_back({pid, next++, name});
         }
+        // Wait for one of our own children (not any child of the process).
         int status = 0;
-        const pid_t pid = wait(&status);
-        if (pid < 0) throw std::runtime_error("train: wait failed");
-        auto it = std::find_if(run.begin(), run.end(), [&](const running& r) { return r.pid == pid; });
-        if (it == run.end()) continue;
+        auto it = run.end();
+        while (it == run.end()) {
+            for (auto r = run.begin(); r != run.end() && it == run.end(); ++r) {
+                const pid_t got = waitpid(r->pid, &status, WNOHANG);
+                if (got < 0) throw std::runtime_error("train: waitpid failed");
+                if (got == r->pid) it = r;
+            }
+            if (it == run.end()) usleep(2000);
+        }
         json j;
         std::ifstream f(it->file);
         std::stringstream ss;
@@ -106,6 +112,7 @@ struct sim_req {
     phase_kind ph = phase_kind::add;
     uint64_t rows = 0, cols = 0, offset = 0;
     uint64_t bytes = 0;
+    std::string use;  // the first operation that needs it ("bwd.norm1"), for messages
     std::string key() const {
         std::ostringstream o;
         o << kind << ' ' << m << ' ' << k << ' ' << n << ' ' << int(ph) << ' ' << rows << ' ' << cols << ' '
@@ -244,8 +251,10 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
     uint64_t uses = 0, instance = 0;
     auto need = [&](sim_req q) {
         ++uses;
-        if (!opt.replay && q.kind == "phase") q.offset = (++instance % 8) << 30;  // its own HBM placement
+        if (!opt.replay && q.kind == "phase")  // its own HBM placement: one of 8 slots of up to 1 GiB
+            q.offset = (++instance % 8) * std::min<uint64_t>(1ull << 30, cfg.chip.hbm.capacity_bytes / 16 >> 22 << 22);
         const std::string key = opt.replay ? q.key() : q.key() + " #" + std::to_string(uses);
+        if (q.use.empty()) q.use = q.kind;
         auto [it, fresh] = index.emplace(key, reqs.size());
         if (fresh) reqs.push_back(q);
         return it->second;
@@ -255,6 +264,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
         if (o.k == layer_op::kind::gemm) q.kind = "gemm", q.m = o.m, q.k = o.kk, q.n = o.n;
         else if (o.k == layer_op::kind::phase) q.kind = "phase", q.ph = o.phase, q.rows = o.rows, q.cols = o.cols;
         else q.kind = "tp_allreduce", q.bytes = o.bytes;
+        q.use = o.name;
         return need(q);
     };
     auto uses_of = [&](const std::vector<layer_op>& v) {
@@ -275,6 +285,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
         q.ph = phase_kind::adam;
         q.rows = 128;
         q.cols = (params + 127) / 128;
+        q.use = "adam";
         return need(q);
     };
     // Per stage and micro-batch: the forward and backward operation lists (layers in order).
@@ -313,19 +324,30 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
         send_req = need(q);
     }
 
-    // Every phase maps onto the chip (SBUF, HBM) before anything runs: a bad shape fails at once, naming it.
+    // Every phase maps onto the chip (SBUF, HBM) before anything runs: a bad shape fails at once, naming the
+    // operation and what sets its size.
+    auto phase_of = [&](const sim_req& q) {
+        phase_spec ps;
+        ps.kind = q.ph, ps.rows = q.rows, ps.cols = q.cols, ps.dtype = m.dtype, ps.hbm_offset = q.offset;
+        return ps;
+    };
     for (const auto& q : reqs)
         if (q.kind == "phase") {
-            phase_spec ps;
-            ps.kind = q.ph, ps.rows = q.rows, ps.cols = q.cols, ps.dtype = m.dtype, ps.hbm_offset = q.offset;
+            phase_spec ps = phase_of(q);
             ps.compile_only = true;
-            run_phase(tcfg, ps, {});
+            try {
+                run_phase(tcfg, ps, {});
+            } catch (const std::invalid_argument& e) {
+                throw std::invalid_argument("model " + m.name + ", operation " + q.use + ": " + e.what() +
+                                            " (its size follows the model's hidden, seq, ffn, vocab and heads, "
+                                            "--micro-batch and --tp)");
+            }
         }
 
     // Simulate.
     std::vector<std::function<json()>> jobs;
     for (const auto& q : reqs)
-        jobs.push_back([&cfg, &tcfg, &m, &opt, &tp_groups, &dp_groups, &sends, q]() -> json {
+        jobs.push_back([&cfg, &tcfg, &m, &opt, &tp_groups, &dp_groups, &sends, &phase_of, q]() -> json {
             tb::sim_options so;
             so.progress_after_s = 0;
             if (q.kind == "gemm") {
@@ -340,9 +362,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
                         {"peak_tflops", gr.peak_tflops}};
             }
             if (q.kind == "phase") {
-                phase_spec ps;
-                ps.kind = q.ph, ps.rows = q.rows, ps.cols = q.cols, ps.dtype = m.dtype, ps.hbm_offset = q.offset;
-                const auto pr = run_phase(tcfg, ps, so);
+                const auto pr = run_phase(tcfg, phase_of(q), so);
                 return {{"ns", pr.sim_ns}, {"wall_s", pr.wall_s}, {"hbm_bytes", pr.hbm_bytes},
                         {"memory_bound", pr.memory_bound()}};
             }
@@ -472,10 +492,15 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
         }
         if (own_embed) head_ready = std::max(head_ready, st.pipeline_end_ns);
         if (dp) {
+            // Buckets go in the order their gradients are ready (the last stage's LM head first, the first stage's
+            // embedding last), one after another on the links.
             if (own_head || own_embed) ready.push_back(head_ready);
-            for (size_t k = 0; k < buckets[s].size(); ++k) {
+            std::vector<size_t> by_ready(buckets[s].size());
+            for (size_t k = 0; k < by_ready.size(); ++k) by_ready[k] = k;
+            std::stable_sort(by_ready.begin(), by_ready.end(), [&](size_t a, size_t b) { return ready[a] < ready[b]; });
+            for (size_t k : by_ready) {
                 const double b = std::max(ready[k], comm), e = b + ns_of(buckets[s][k]);
-                st.dp_buckets.push_back({b, e});
+                st.dp_buckets.push_back({k < L ? "layer " + std::to_string(s * L + L - 1 - k) : "embedding/head", b, e});
                 comm = e;
             }
         }
@@ -550,9 +575,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
                                 emit(pa.layers[l], "L" + std::to_string(s * L + L - 1 - l) + " ");
                         }
                     }
-                    for (size_t k = 0; k < st.dp_buckets.size(); ++k)
-                        w.span(grad, k < L ? "layer " + std::to_string(s * L + L - 1 - k) : "embedding/head", "comm",
-                               ps(st.dp_buckets[k].first), ps(st.dp_buckets[k].second));
+                    for (const auto& bk : st.dp_buckets) w.span(grad, bk.name, "comm", ps(bk.begin_ns), ps(bk.end_ns));
                     const double ob = std::max(st.pipeline_end_ns, st.dp_end_ns);
                     w.span(optim, "Adam", "compute", ps(ob), ps(ob + st.optimizer_ns));
                 }

@@ -73,7 +73,11 @@ struct stage_result {
     double state_bytes = 0, activation_bytes = 0;
     uint64_t in_flight = 0;
     std::vector<pipeline_span> spans;       // the 1F1B order
-    std::vector<std::pair<double, double>> dp_buckets;  // begin, end of every gradient bucket
+    struct bucket_span {
+        std::string name;                   // "layer 31", "embedding/head"
+        double begin_ns, end_ns;
+    };
+    std::vector<bucket_span> dp_buckets;    // every gradient bucket, in the order they run
 };
 
 struct train_result {

@@ -43,6 +43,8 @@ model_spec load_model(const std::string& what, const std::string& config_dir) {
     m.source = file;
     m.name = n.get_string("name", std::filesystem::path(file).stem().string());
     m.description = n.get_string("description", "");
+    for (const char* k : {"layers", "hidden", "heads", "ffn", "vocab", "seq", "global_batch"})
+        if (!n.has(k)) n.fail(k, "required (the model's shape has no default)");
     m.layers = uint32_t(n.get_uint("layers", m.layers, 1, 1000));
     m.hidden = uint32_t(n.get_uint("hidden", m.hidden, 1, 1u << 20));
     m.heads = uint32_t(n.get_uint("heads", m.heads, 1, 4096));
@@ -55,6 +57,8 @@ model_spec load_model(const std::string& what, const std::string& config_dir) {
     m.dtype = *numerics::parse_dtype(dt);
     n.finish();
     if (m.hidden % m.heads) n.fail("heads", std::to_string(m.heads) + " does not divide hidden " + std::to_string(m.hidden));
+    if (m.head_dim() % 2)
+        n.fail("heads", "head dim hidden / heads = " + std::to_string(m.head_dim()) + " must be even (RoPE rotates pairs)");
     if (m.heads % m.kv_heads)
         n.fail("kv_heads", std::to_string(m.kv_heads) + " does not divide heads " + std::to_string(m.heads));
     return m;
@@ -73,6 +77,10 @@ void validate(const parallel_plan& p, const model_spec& m, uint32_t chips) {
     if (m.ffn % p.tp) bad("--tp", s(p.tp) + " does not divide the model's ffn " + s(m.ffn));
     if (m.vocab % p.tp) bad("--tp", s(p.tp) + " does not divide the model's vocab " + s(m.vocab));
     if (m.layers % p.pp) bad("--pp", s(p.pp) + " does not divide the model's " + s(m.layers) + " layers");
+    if (p.micro_batch > 65536) bad("--micro-batch", s(p.micro_batch) + " sequences: at most 65536");
+    if (m.global_batch / (uint64_t(p.dp) * p.micro_batch) > 100000)
+        bad("--global-batch", s(m.global_batch) + " sequences make " + s(m.global_batch / (uint64_t(p.dp) * p.micro_batch)) +
+                                  " micro-batches per replica: at most 100000");
     if (m.global_batch % (uint64_t(p.dp) * p.micro_batch))
         bad("--global-batch", s(m.global_batch) + " sequences do not split into dp " + s(p.dp) + " x micro-batch " +
                                   s(p.micro_batch));

@@ -44,7 +44,8 @@ TEST_CASE("model presets load with their published shapes") {
 
 TEST_CASE("a bad model file names the file and the key") {
     const std::string f = "bad_model_test.json";
-    std::ofstream(f) << "{ \"layers\": 2, \"heads\": 3, \"hidden\": 256 }";
+    std::ofstream(f) << "{ \"layers\": 2, \"heads\": 3, \"hidden\": 256, \"ffn\": 512, \"vocab\": 64, \"seq\": 8, "
+                        "\"global_batch\": 8 }";
     try {
         load_model("./" + f, platform::default_config_dir());
         FAIL("no error");
