@@ -7,40 +7,27 @@
 //  * Weights: w_act is used by the tile streaming through; w_bg is the next tile's weight, written in the
 //    background (w_wr, from the weight group passing this PE in me_array). The switch travels with the first
 //    moving column of a tile (x.first): that column already multiplies by w_bg, and w_act <= w_bg.
-// All PEs are the same module (no parameters) so that Verilator generates its code once.
-module me_pe (
-    input  logic        clk,
-    input  logic        en,
-    // moving data: {first, active, fp32}
-    input  logic [33:0] x_i,
-    output logic [33:0] x_o,
-    // partial sums
-    input  logic [31:0] ps_i,
-    output logic [31:0] ps_o,
-    // background weight write
-    input  logic        w_wr,
-    input  logic [31:0] w_i
-);
-  /*verilator no_inline_module*/
+//
+// The PE is its registers (w_act, w_bg, prod, active_d, ps_o, x_o) and this next-state function: me_array keeps
+// each register of all ROWS x COLS PEs in one array and steps the PEs in a loop, so the generated simulator is one
+// loop over the mesh whatever its size (a module instance per PE made Verilator emit wiring code for each: 178 MB
+// of C++ at 128 x 128). In hardware each array element is one PE's flip-flop and pe_step its logic. x_o is x_i
+// registered and active_d its active bit, so they are not computed here.
+package me_pe;
   import me_fp::*;
 
-  logic        x_first, x_active;
-  logic [31:0] x_val;
-  assign {x_first, x_active, x_val} = x_i;
+  // The registers after an enabled clock edge (the n_ outputs) from those before it and the PE's inputs.
+  function automatic void pe_step(
+      input  logic [31:0] w_act, input logic [31:0] w_bg, input logic [31:0] prod, input logic active_d,
+      input  logic x_first, input logic [31:0] x_val, input logic [31:0] ps_i, input logic w_wr,
+      input  logic [31:0] w_i,
+      output logic [31:0] n_w_act, output logic [31:0] n_w_bg, output logic [31:0] n_prod,
+      output logic [31:0] n_ps);
+    /*verilator no_inline_task*/  // one copy of the PE logic, called for every PE
+    n_w_act = x_first ? w_bg : w_act;
+    n_w_bg = w_wr ? w_i : w_bg;
+    n_prod = fp32_mul(x_first ? w_bg : w_act, x_val);
+    n_ps = active_d ? fp32_add(ps_i, prod) : ps_i;
+  endfunction
 
-  logic [31:0] w_act, w_bg, prod;
-  logic        active_d;
-  wire  [31:0] w_use = x_first ? w_bg : w_act;
-
-  always_ff @(posedge clk) begin
-    if (en) begin
-      if (x_first) w_act <= w_bg;
-      if (w_wr) w_bg <= w_i;
-      prod <= fp32_mul(w_use, x_val);
-      active_d <= x_active;
-      ps_o <= active_d ? fp32_add(ps_i, prod) : ps_i;
-      x_o <= x_i;
-    end
-  end
-
-endmodule
+endpackage

@@ -15,7 +15,8 @@ gemm="run --quiet --m 32 --k 40 --n 70 --dtype bf16 --set chip.cores=1 --set chi
 # shellcheck disable=SC2086
 "$trnsim" $gemm --wave "$out/w.$fmt" | grep -E "result check +PASS|RTL waveforms"
 $check "$out/w.$fmt" --var clk --var cmd_valid --var w_data --var m_data --var out_data --var out_last \
-  --var ps_o --var x_first
+  --var ps_o --var "u_array.w_act[0][0]" \
+  --var "x[$((rows - 1))][$((cols - 1))]" --var "ps[$((rows - 1))][0]"
 $check "$out/w.wrapper.vcd" --var clk --var cmd_ready --var w_data --var out_data --var cycle --var jobs_done
 # no --wave, no files (tracing is compiled in but off)
 cd "$out"

@@ -8,7 +8,8 @@
        decompressed here: the LZ4 block decoder is below) whose scopes and vars are parsed, and at least one
        value-change block.
 
-Each --var NAME must be the name of a declared variable (its last path component). Prints a one-line summary;
+Each --var NAME must name a declared variable: its last path component ("x_i", "w_act[3][5]" for an array
+element in an FST) or the end of its dotted path ("u_array.ps_o"). Prints a one-line summary;
 exit status 1 with the reason on any failure."""
 import gzip
 import re
@@ -80,20 +81,20 @@ def cstring(buf, i):
 
 def parse_fst_hier(h):
     """Scopes and vars of an FST hierarchy (fstapi.c token stream)."""
-    scopes, names, depth, i = 0, [], 0, 0
+    scopes, names, path, i = 0, [], [], 0
     while i < len(h):
         tag = h[i]
         i += 1
         if tag == 254:  # FST_ST_VCD_SCOPE: type, name, component
             i += 1
-            _, i = cstring(h, i)
+            scope, i = cstring(h, i)
             _, i = cstring(h, i)
             scopes += 1
-            depth += 1
+            path.append(scope)
         elif tag == 255:  # FST_ST_VCD_UPSCOPE
-            depth -= 1
-            if depth < 0:
+            if not path:
                 fail("FST hierarchy: upscope without scope")
+            path.pop()
         elif tag == 252:  # FST_ST_GEN_ATTRBEGIN: type, subtype, name, varint arg
             i += 2
             _, i = cstring(h, i)
@@ -105,11 +106,11 @@ def parse_fst_hier(h):
             name, i = cstring(h, i)
             _, i = varint(h, i)
             _, i = varint(h, i)
-            names.append(name)
+            names.append(".".join(path + [name.split(" ")[0]]))
         else:
             fail("FST hierarchy: unknown token %d at byte %d" % (tag, i - 1))
-    if depth != 0:
-        fail("FST hierarchy: %d scopes left open" % depth)
+    if path:
+        fail("FST hierarchy: %d scopes left open" % len(path))
     return scopes, names
 
 
@@ -169,18 +170,28 @@ def check_vcd(path, d):
         fail(path + ": no $enddefinitions")
     if not re.search(r"\$timescale\s+\d+\s*[munpf]?s\s+\$end", head):
         fail(path + ": no $timescale")
-    scopes = re.findall(r"\$scope\s+\w+\s+\S+\s+\$end", head)
-    vars_ = re.findall(r"\$var\s+\w+\s+\d+\s+\S+\s+(\S+)(?:\s+\[[^\]]*\])?\s+\$end", head)
+    scopes, vars_, where = 0, [], []
+    for m in re.finditer(r"\$scope\s+\w+\s+(\S+)\s+\$end|\$upscope\s+\$end|"
+                         r"\$var\s+\w+\s+\d+\s+\S+\s+(\S+)(?:\s+\[[^\]]*\])?\s+\$end", head):
+        if m.group(1) is not None:
+            scopes += 1
+            where.append(m.group(1))
+        elif m.group(2) is not None:
+            vars_.append(".".join(where + [m.group(2)]))
+        elif not where:
+            fail(path + ": $upscope without $scope")
+        else:
+            where.pop()
     if not scopes or not vars_:
-        fail(path + ": %d $scope, %d $var" % (len(scopes), len(vars_)))
-    if head.count("$scope") != head.count("$upscope"):
+        fail(path + ": %d $scope, %d $var" % (scopes, len(vars_)))
+    if where or head.count("$scope") != head.count("$upscope"):
         fail(path + ": $scope and $upscope do not pair")
     times = re.findall(r"^#(\d+)\s*$", body, re.M)
     changes = re.findall(r"^(?:[01xzXZ]\S+|[bBrR]\S+\s+\S+)\s*$", body, re.M)
     if not times or not changes:
         fail(path + ": %d timestamps, %d value changes after $enddefinitions" % (len(times), len(changes)))
     return "VCD: %d scopes, %d vars, %d timestamps up to #%s, %d value changes" % (
-        len(scopes), len(vars_), len(times), times[-1], len(changes)), vars_
+        scopes, len(vars_), len(times), times[-1], len(changes)), vars_
 
 
 def main():
@@ -204,8 +215,8 @@ def main():
         summary, names = check_vcd(path, d)
     else:
         fail(path + ": not .fst or .vcd")
-    leaf = set(names) | {n.split(".")[-1].split(" ")[0] for n in names}
-    missing = [w for w in want if w not in leaf]
+    leaf = {n.split(".")[-1] for n in names}
+    missing = [w for w in want if w not in leaf and not any(n.endswith("." + w) for n in names)]
     if missing:
         fail("%s: no variable named %s" % (path, ", ".join(missing)))
     print("%s: %s" % (path, summary))
