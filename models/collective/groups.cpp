@@ -30,6 +30,7 @@ schedule build_groups(const topology& platform, const std::vector<std::vector<ui
             if (used[c]) throw std::invalid_argument("group collective: chip " + std::to_string(c) + " is in two groups");
             used[c] = true;
         }
+        out.group_chips = std::max(out.group_chips, uint32_t(g.size()));
         if (g.size() == 1) continue;  // nothing to exchange
         const schedule s = build(topology::make_ring(uint32_t(g.size())), p);
         const uint32_t base = uint32_t(out.steps.size());
@@ -55,6 +56,7 @@ schedule build_sends(const topology& platform, const std::vector<std::pair<uint3
     out.p.bytes = bytes;
     out.p.chunks = chunks;
     out.topo = platform;
+    out.group_chips = 2;
     out.input_bytes = out.output_bytes = bytes;
     for (const auto& [a, b] : pairs) {
         check_chip(platform, a, "send");

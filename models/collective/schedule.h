@@ -125,6 +125,9 @@ struct schedule {
     uint64_t input_bytes = 0;     // per chip
     uint64_t output_bytes = 0;
     uint64_t scratch_bytes = 0;
+    // Chips taking part in one collective, for the bus bandwidth: 0 is every chip of topo (build); group schedules
+    // (groups.h) set their groups' size (the largest when they differ), a pairwise send 2.
+    uint32_t group_chips = 0;
     std::vector<step> steps;
 };
 

@@ -21,12 +21,16 @@ void fill_input(std::vector<uint8_t>& buf, numerics::dtype t, uint64_t seed, uin
     numerics::encode(t, f.data(), buf.data(), n);
 }
 
-collective_result run_collective(const platform::platform_config& cfg, const collective::params& p,
-                                 const collective_options& opt) {
-    using clock = std::chrono::steady_clock;
+static void require_multichip(const platform::platform_config& cfg) {
     if (cfg.multichip.kind == platform::platform_kind::single_chip)
         throw std::invalid_argument("platform '" + cfg.preset + "' is a single chip: collectives need a server or "
                                     "cluster platform (trnsim list)");
+}
+
+collective_result run_collective(const platform::platform_config& cfg, const collective::params& p,
+                                 const collective_options& opt) {
+    using clock = std::chrono::steady_clock;
+    require_multichip(cfg);
     auto t0 = clock::now();
     collective::schedule s = collective::build(cfg.multichip.topo, p);
     const double build_s = std::chrono::duration<double>(clock::now() - t0).count();
@@ -43,9 +47,7 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
     r.p = p;
     r.functional = cfg.functional;
     const auto& mc = cfg.multichip;
-    if (mc.kind == platform::platform_kind::single_chip)
-        throw std::invalid_argument("platform '" + cfg.preset + "' is a single chip: collectives need a server or "
-                                    "cluster platform (trnsim list)");
+    require_multichip(cfg);
     auto t0 = clock::now();
     if (s.steps.size() <= 200000) collective::validate(s);
     // Down links: every copy must have a route before anything runs (the watchdog is not what should catch it).
@@ -90,7 +92,7 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
     uint64_t ps = ex.end_ps() - ex.start_ps();
     r.sim_ns = double(ps) / 1000.0;
     r.algbw_gbps = ps ? double(p.bytes) / r.sim_ns : 0;
-    r.busbw_gbps = r.algbw_gbps * collective::bus_factor(p.o, r.chips);
+    r.busbw_gbps = r.algbw_gbps * collective::bus_factor(p.o, s.group_chips ? s.group_chips : r.chips);
     r.util = plat.utilisation_summary(ps);
     if (r.chips <= 4096) r.stats = plat.stats().flatten();
 

@@ -28,7 +28,7 @@ struct collective_result {
     uint64_t copy_bytes = 0;
     double sim_ns = 0;        // first step issued to last step completed
     double algbw_gbps = 0;    // bytes / time (nccl-tests: GB/s = 1e9 B/s)
-    double busbw_gbps = 0;    // algbw * bus_factor(op, n)
+    double busbw_gbps = 0;    // algbw * bus_factor(op, n), n = the schedule's group_chips (0: all chips)
     double wall_s = 0;        // simulation only
     double build_s = 0;       // building the schedule
     bool functional = true;

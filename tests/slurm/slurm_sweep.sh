@@ -65,13 +65,16 @@ cleanup() {  # daemons that ignore SIGTERM must not hold the test (and the scrip
 trap cleanup EXIT
 slurmctld -D -i -f "$SLURM_CONF" >log/ctld.out 2>&1 & pids+=($!)
 slurmd -D -f "$SLURM_CONF" >log/d.out 2>&1 & pids+=($!)
+# Every wait has a wall-clock deadline ($SECONDS), not only a count of bounded calls: in the fresh Debian chroot the
+# daemons start but sinfo never answers, and 60 tries of `timeout 5 sinfo` outlasted the test's 300 s.
 up=0
-for _ in $(seq 1 60); do
-  if timeout 5 sinfo -h -o '%T' 2>/dev/null | grep -Eq '^(idle|mixed)'; then up=1; break; fi
+deadline=$((SECONDS + 40))
+while [ $SECONDS -lt $deadline ]; do
+  if timeout 3 sinfo -h -o '%T' 2>/dev/null | grep -Eq '^(idle|mixed)'; then up=1; break; fi
   sleep 0.2
 done
 if [ $up -ne 1 ]; then
-  tail -n 20 log/*.log log/*.out; skip "slurmctld / slurmd did not come up (no working Slurm here)"
+  tail -n 20 log/*.log log/*.out; skip "slurmctld / slurmd did not come up in 40 s (no working Slurm here)"
 fi
 timeout 5 sinfo || true
 
@@ -85,7 +88,8 @@ JSON
 job=$(timeout 30 sbatch --parsable s.out/slurm/sweep.sbatch) || { tail -n 20 log/*.log; skip "sbatch got no answer from slurmctld"; }
 # Poll (sbatch --wait polls every few seconds; this keeps the test short).
 done_ok=0
-for _ in $(seq 1 600); do
+deadline=$((SECONDS + 120))
+while [ $SECONDS -lt $deadline ]; do
   q=$(timeout 10 squeue -h -j "$job" 2>/dev/null) || { tail -n 20 log/*.log; skip "squeue got no answer from slurmctld"; }
   [ -z "$q" ] && { done_ok=1; break; }
   sleep 0.2

@@ -142,6 +142,8 @@ TEST_CASE("group collectives are every group's ring on its own chips") {
     const auto s = collective::build_groups(t, groups, p);
     const auto one = collective::build(collective::topology::make_ring(4), p);
     REQUIRE(s.steps.size() == 2 * one.steps.size());
+    CHECK(s.group_chips == 4);  // the bus bandwidth is that of a 4-chip all-reduce, not of the 16-chip platform
+    CHECK(collective::build_sends(t, {{0, 1}, {2, 3}}, 4096, 1).group_chips == 2);
     collective::validate(s);
     for (size_t i = 0; i < s.steps.size(); ++i) {
         const auto& g = groups[i < one.steps.size() ? 0 : 1];
