@@ -149,13 +149,7 @@ tlm::tlm_sync_enum hbm_dram::nb_transport_fw(tlm::tlm_generic_payload& trans, tl
         return tlm::TLM_ACCEPTED;
     }
     if (phase == tlm::END_RESP) {
-        m_resp_busy = false;
-        if (trans.has_mm()) trans.release();
-        if (!m_resp_queue.empty()) {
-            tlm::tlm_generic_payload* next = m_resp_queue.front();
-            m_resp_queue.pop_front();
-            send_response(*next);
-        }
+        response_done(trans);
         return tlm::TLM_COMPLETED;
     }
     SC_REPORT_ERROR(name(), "nb_transport_fw: unexpected phase (only BEGIN_REQ and END_RESP)");
@@ -167,15 +161,16 @@ void hbm_dram::send_response(tlm::tlm_generic_payload& trans) {
     sc_time d = SC_ZERO_TIME;
     m_resp_busy = true;
     tlm::tlm_sync_enum s = in->nb_transport_bw(trans, phase, d);
-    if (s == tlm::TLM_COMPLETED || (s == tlm::TLM_UPDATED && phase == tlm::END_RESP)) {
-        m_resp_busy = false;
-        if (trans.has_mm()) trans.release();
-        if (!m_resp_queue.empty()) {
-            tlm::tlm_generic_payload* next = m_resp_queue.front();
-            m_resp_queue.pop_front();
-            send_response(*next);
-        }
-    }
+    if (s == tlm::TLM_COMPLETED || (s == tlm::TLM_UPDATED && phase == tlm::END_RESP)) response_done(trans);
+}
+
+void hbm_dram::response_done(tlm::tlm_generic_payload& trans) {
+    m_resp_busy = false;
+    if (trans.has_mm()) trans.release();
+    if (m_resp_queue.empty()) return;
+    tlm::tlm_generic_payload* next = m_resp_queue.front();
+    m_resp_queue.pop_front();
+    send_response(*next);
 }
 
 void hbm_dram::peq_cb(tlm::tlm_generic_payload& trans, const tlm::tlm_phase& phase) {

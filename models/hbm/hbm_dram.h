@@ -74,6 +74,8 @@ private:
     uint32_t submit(tlm::tlm_generic_payload& trans, sc_core::sc_event* lt_done);
     void schedule_wake();
     void send_response(tlm::tlm_generic_payload& trans);
+    // The initiator took the response (END_RESP): the response channel is free, the next queued response goes out.
+    void response_done(tlm::tlm_generic_payload& trans);
 
     void accepted(uint64_t tag, cycle_t at) override;
     void completed(uint64_t tag, cycle_t at) override;
