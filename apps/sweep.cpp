@@ -310,7 +310,7 @@ int cmd_sweep(const args& a) {
     std::cerr << "sweep " << m.spec.name << ": " << m.points.size() << " points, " << done << " already done, "
               << pending.size() << " to run, " << jobs << " at a time -> " << d.root.string() << "\n";
     std::vector<sweep::task> tasks;
-    for (size_t i : pending) tasks.push_back({point_argv(i), d.log(m.points[i].id).string()});
+    for (size_t i : pending) tasks.push_back({point_argv(i), d.log(m.points[i].id).string(), {}});
     sweep::pool_options po;
     po.jobs = jobs;
     po.tty = isatty(2);

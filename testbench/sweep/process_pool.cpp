@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <thread>
 
 #include <fcntl.h>
@@ -29,20 +30,42 @@ std::string clock_text(double s) {
 
 namespace {
 
-pid_t spawn(const task& t) {
-    std::vector<char*> argv;
-    for (const auto& a : t.argv) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    pid_t pid = fork();
-    if (pid != 0) return pid;  // parent (or -1)
-    // Child: its own process group (a Ctrl-C reaches the driver, which stops the children), output to the log.
-    setpgid(0, 0);
-    int fd = open(t.log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+void redirect_output(const std::string& file) {
+    if (file.empty()) return;
+    int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd >= 0) {
         dup2(fd, 1);
         dup2(fd, 2);
         close(fd);
     }
+}
+
+// The child of a function task: runs it, flushes what it printed, exits with its result.
+[[noreturn]] void run_body(const task& t) {
+    redirect_output(t.log_file);
+    int rc = 1;
+    try {
+        rc = t.body();
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+    } catch (...) {
+        std::fprintf(stderr, "unknown exception\n");
+    }
+    std::fflush(nullptr);
+    _exit(rc);
+}
+
+pid_t spawn(const task& t) {
+    std::vector<char*> argv;
+    for (const auto& a : t.argv) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    std::fflush(nullptr);  // nothing buffered is written twice by the child
+    pid_t pid = fork();
+    if (pid != 0) return pid;  // parent (or -1)
+    if (t.body) run_body(t);
+    // Command: its own process group (a Ctrl-C reaches the driver, which stops the children), output to the log.
+    setpgid(0, 0);
+    redirect_output(t.log_file);
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, 0);
     execv(argv[0], argv.data());
@@ -88,7 +111,7 @@ size_t run_tasks(const std::vector<task>& tasks, const pool_options& opt,
     while (next < tasks.size() || !run.empty()) {
         if (opt.stop && *opt.stop && !stopping) {
             stopping = true;
-            for (auto& r : run) kill(-r.pid, SIGTERM);
+            for (auto& r : run) kill(tasks[r.index].body ? r.pid : -r.pid, SIGTERM);
         }
         while (!stopping && next < tasks.size() && run.size() < std::max(1u, opt.jobs)) {
             pid_t pid = spawn(tasks[next]);
@@ -98,7 +121,7 @@ size_t run_tasks(const std::vector<task>& tasks, const pool_options& opt,
                 ++ended;
                 if (on_end(next, e)) ++failed;
             } else {
-                setpgid(pid, pid);
+                if (!tasks[next].body) setpgid(pid, pid);
                 run.push_back({pid, next, clock::now()});
             }
             ++next;
@@ -125,7 +148,10 @@ size_t run_tasks(const std::vector<task>& tasks, const pool_options& opt,
             reaped = true;
         }
         const double el = std::chrono::duration<double>(clock::now() - t0).count();
-        if (reaped || (opt.tty && el - last_draw > 0.5)) draw(false);
+        const bool all_ended = next >= tasks.size() && run.empty();
+        if (opt.tty ? reaped || el - last_draw > 0.5
+                    : reaped && (all_ended || last_draw < 0 || el - last_draw >= opt.line_interval_s))
+            draw(false);
         if (next >= tasks.size() || stopping || run.size() >= std::max(1u, opt.jobs))
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
         if (stopping && run.empty()) break;

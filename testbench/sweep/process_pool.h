@@ -1,5 +1,6 @@
-// Runs commands as child processes (fork/exec), at most `jobs` at a time, each with stdout+stderr to its own log
-// file; reports completions and draws a progress line. Plain POSIX C++, no SystemC.
+// Runs tasks as child processes, at most `jobs` at a time: a command (fork/exec, stdout+stderr to its own log file,
+// its own process group) or a function of this program (fork only: a fresh process, e.g. for a fresh SystemC kernel,
+// in the caller's process group and output). Reports completions and draws a progress line. Plain POSIX C++.
 #pragma once
 #include <atomic>
 #include <cstdio>
@@ -11,7 +12,9 @@ namespace trnsim::sweep {
 
 struct task {
     std::vector<std::string> argv;  // argv[0] is the executable path
-    std::string log_file;
+    std::string log_file;           // the command's stdout and stderr (empty: the caller's)
+    // When set, the child runs body() instead of executing argv and exits with what it returns (an exception: 1).
+    std::function<int()> body;
 };
 
 struct task_end {
@@ -26,6 +29,7 @@ struct pool_options {
     unsigned jobs = 1;
     FILE* progress = stderr;  // null: no progress output
     bool tty = false;         // redraw one line (\r) instead of printing a line per completion
+    double line_interval_s = 0;  // without tty: at most one line per this many seconds (and the last); 0: every one
     std::string label = "points";
     size_t already_done = 0;  // shown in the totals (resumed sweeps)
     size_t total = 0;         // total points (0: the number of tasks)

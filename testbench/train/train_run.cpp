@@ -1,7 +1,6 @@
 #include "testbench/train/train_run.h"
 
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +15,7 @@
 #include "models/collective/groups.h"
 #include "testbench/collective/collective_run.h"
 #include "testbench/gemm/gemm_run.h"
+#include "testbench/sweep/process_pool.h"
 #include "testbench/train/phase_kernel.h"
 #include "testbench/train/pipeline.h"
 #include "tlm/trace_events.h"
@@ -27,81 +27,52 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 using json = nlohmann::json;
 
-// Runs every job in a forked child (a fresh SystemC kernel each), `parallel` at a time; a child returns its JSON
-// through a temporary file. A job that throws returns {"error": what}; a child that dies is reported by status.
+// Runs every job in a forked child (a fresh SystemC kernel each) through the process pool, `parallel` at a time; a
+// child returns its JSON through a temporary file. A job that throws returns {"error": what}; a child that dies is
+// reported by how it ended.
 std::vector<json> run_forked(const std::vector<std::function<json()>>& jobs, unsigned parallel, bool quiet) {
+    std::vector<std::string> files(jobs.size());
+    std::vector<sweep::task> tasks(jobs.size());
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        char name[] = "/tmp/trnsim-train-XXXXXX";
+        const int fd = mkstemp(name);
+        if (fd < 0) {
+            for (size_t k = 0; k < i; ++k) std::remove(files[k].c_str());
+            throw std::runtime_error("train: cannot create a temporary file in /tmp");
+        }
+        close(fd);
+        files[i] = name;
+        tasks[i].body = [&jobs, &files, i] {
+            json j;
+            try {
+                j = jobs[i]();
+            } catch (const std::exception& e) {
+                j = json{{"error", e.what()}};
+            }
+            rusage ru{};
+            getrusage(RUSAGE_SELF, &ru);
+            j["rss_kib"] = uint64_t(ru.ru_maxrss);
+            std::ofstream f(files[i]);
+            f << j.dump();
+            f.close();
+            return f ? 0 : 1;
+        };
+    }
+    sweep::pool_options po;
+    po.jobs = std::max(1u, parallel);
+    po.progress = quiet ? nullptr : stderr;
+    po.tty = isatty(STDERR_FILENO);
+    po.label = "simulations";
+    po.line_interval_s = 10;  // a log gets a line every 10 s, a terminal a live one
     std::vector<json> out(jobs.size());
-    struct running {
-        pid_t pid;
-        size_t job;
-        std::string file;
-    };
-    std::vector<running> run;
-    size_t next = 0, done = 0;
-    parallel = std::max(1u, parallel);
-    const bool tty = isatty(STDERR_FILENO);
-    auto t0 = clock_type::now();
-    double shown = 0;
-    std::fflush(nullptr);
-    while (done < jobs.size()) {
-        while (run.size() < parallel && next < jobs.size()) {
-            char name[] = "/tmp/trnsim-train-XXXXXX";
-            const int fd = mkstemp(name);
-            if (fd < 0) throw std::runtime_error("train: cannot create a temporary file in /tmp");
-            close(fd);
-            const pid_t pid = fork();
-            if (pid < 0) throw std::runtime_error("train: fork failed");
-            if (pid == 0) {
-                json j;
-                try {
-                    j = jobs[next]();
-                } catch (const std::exception& e) {
-                    j = json{{"error", e.what()}};
-                }
-                rusage ru{};
-                getrusage(RUSAGE_SELF, &ru);
-                j["rss_kib"] = uint64_t(ru.ru_maxrss);
-                std::ofstream f(name);
-                f << j.dump();
-                f.close();
-                std::fflush(nullptr);
-                _exit(f ? 0 : 1);
-            }
-            run.push_back({pid, next++, name});
-        }
-        // Wait for one of our own children (not any child of the process).
-        int status = 0;
-        auto it = run.end();
-        while (it == run.end()) {
-            for (auto r = run.begin(); r != run.end() && it == run.end(); ++r) {
-                const pid_t got = waitpid(r->pid, &status, WNOHANG);
-                if (got < 0) throw std::runtime_error("train: waitpid failed");
-                if (got == r->pid) it = r;
-            }
-            if (it == run.end()) usleep(2000);
-        }
-        json j;
-        std::ifstream f(it->file);
+    sweep::run_tasks(tasks, po, [&](size_t i, const sweep::task_end& e) {
+        std::ifstream f(files[i]);
         std::stringstream ss;
         ss << f.rdbuf();
-        std::remove(it->file.c_str());
-        if (WIFSIGNALED(status) || ss.str().empty()) {
-            j = json{{"error", WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
-                                                   : "exit status " + std::to_string(WEXITSTATUS(status))}};
-        } else {
-            j = json::parse(ss.str());
-        }
-        out[it->job] = std::move(j);
-        run.erase(it);
-        ++done;
-        const double s = std::chrono::duration<double>(clock_type::now() - t0).count();
-        if (!quiet && (tty || s - shown >= 10 || done == jobs.size()) && s >= 1) {
-            shown = s;
-            std::fprintf(stderr, tty ? "\rtrain: %zu/%zu simulations, %.0f s" : "train: %zu/%zu simulations, %.0f s\n",
-                         done, jobs.size(), s);
-            if (tty && done == jobs.size()) std::fputc('\n', stderr);
-        }
-    }
+        std::remove(files[i].c_str());
+        out[i] = e.ok() && !ss.str().empty() ? json::parse(ss.str()) : json{{"error", e.describe()}};
+        return out[i].contains("error");
+    });
     return out;
 }
 

@@ -2,6 +2,12 @@
 // the CSV/JSON result tables.
 #include <catch2/catch.hpp>
 
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
 #include "platforms/config/config_node.h"
 #include "testbench/sweep/process_pool.h"
 #include "testbench/sweep/sweep_spec.h"
@@ -121,4 +127,45 @@ TEST_CASE("process pool runs tasks in parallel, reports exit codes and signals",
     REQUIRE(ends[3].exit_code == 127);
     REQUIRE(sweep::clock_text(3725) == "1:02:05");
     REQUIRE(sweep::clock_text(65) == "1:05");
+}
+
+TEST_CASE("process pool runs functions in forked children: results, exit codes, exceptions, signals", "[sweep]") {
+    char dir[] = "/tmp/trnsim-pool-XXXXXX";
+    REQUIRE(mkdtemp(dir) != nullptr);
+    const std::string out = std::string(dir) + "/out";
+    int in_parent = 0;
+    std::vector<sweep::task> tasks(4);
+    tasks[0].body = [&] {
+        in_parent = 1;  // the child's copy: the parent's stays 0
+        std::ofstream(out) << "written by the child";
+        return 0;
+    };
+    tasks[1].body = [] { return 5; };
+    tasks[2].body = []() -> int { throw std::runtime_error("job failed"); };
+    tasks[2].log_file = std::string(dir) + "/log2";
+    tasks[3].body = [] {
+        raise(SIGKILL);
+        return 0;
+    };
+    sweep::pool_options o;
+    o.jobs = 2;
+    o.progress = nullptr;
+    std::vector<sweep::task_end> ends(tasks.size());
+    REQUIRE(sweep::run_tasks(tasks, o, [&](size_t i, const sweep::task_end& e) {
+                ends[i] = e;
+                return !e.ok();
+            }) == 4);
+    REQUIRE(in_parent == 0);
+    REQUIRE(ends[0].ok());
+    std::ifstream f(out);
+    std::string text;
+    std::getline(f, text);
+    REQUIRE(text == "written by the child");
+    REQUIRE(ends[1].exit_code == 5);
+    REQUIRE(ends[2].exit_code == 1);
+    std::ifstream l(tasks[2].log_file);
+    std::getline(l, text);
+    REQUIRE(text == "job failed");
+    REQUIRE(ends[3].signal == SIGKILL);
+    std::filesystem::remove_all(dir);
 }
