@@ -1,5 +1,7 @@
 #include "apps/cosim.h"
 
+#include "apps/report.h"
+
 #include <cinttypes>
 #include <cstdio>
 #include <iostream>
@@ -80,13 +82,15 @@ void check_rtl_wave_file(const std::string& option, const std::string& file) {
         throw usage_error(option + ": '" + file + "': the RTL was built with " + (have.empty() ? "no" : have) +
                           " waveform support (configure with -DTRNSIM_RTL_TRACE=" +
                           (ext == "fst" ? "FST" : "VCD") + ")");
+    check_writable(option, file);
+    check_writable(option, file.substr(0, dot) + ".wrapper.vcd");  // the transactor's signals, beside it
 }
 
 int cmd_cosim(const args& a) {
     if (!a.positional().empty()) throw usage_error("unexpected argument '" + a.positional()[0] + "'");
     tb::cosim_options o;
-    o.rows = uint32_t(a.u64("rows", 16));
-    o.cols = uint32_t(a.u64("cols", 16));
+    o.rows = a.u32("rows", 16);
+    o.cols = a.u32("cols", 16);
     if (!platform::rtl_available())
         throw usage_error("this build has no RTL matrix engine (configure with -DTRNSIM_RTL=ON)");
     bool built = false;
@@ -110,11 +114,17 @@ int cmd_cosim(const args& a) {
         check_rtl_wave_file("--wave", o.wave);
     }
     o.max_reported = size_t(a.u64("max-report", o.max_reported));
-    if (a.has("inject-mismatch")) o.inject_mismatch = a.u64("inject-mismatch", 0);
+    if (a.has("inject-mismatch")) {
+        o.inject_mismatch = a.u64("inject-mismatch", 0);
+        if (o.inject_mismatch >= o.tiles)
+            throw usage_error("--inject-mismatch " + std::to_string(o.inject_mismatch) + ": no such tile (tiles 0.." +
+                              std::to_string(o.tiles - 1) + ")");
+    }
 
     std::ostringstream replay;
     replay << "trnsim cosim --rows " << o.rows << " --cols " << o.cols << " --dtype " << dt << " --tiles " << o.tiles
            << " --seed " << o.seed << " --mode " << mode;
+    if (a.has("inject-mismatch")) replay << " --inject-mismatch " << o.inject_mismatch;
     std::cout << "cosim " << o.rows << "x" << o.cols << " " << dt << ": " << o.tiles << " tiles, seed " << o.seed
               << ", mode " << mode << " (TLM model te_backend_model vs RTL rtl/matrix_engine, Verilator)\n"
               << std::flush;
@@ -140,9 +150,8 @@ int cmd_cosim(const args& a) {
         os << " (seed " << o.seed << ")\n";
         std::cout << os.str();
     }
-    const uint64_t total = r.data_mismatches + r.timing_mismatches + r.golden_mismatches;
-    if (total > r.reported.size())
-        std::cout << "... " << total - r.reported.size() << " more mismatches (--max-report)\n";
+    if (r.mismatches > r.reported.size())
+        std::cout << "... " << r.mismatches - r.reported.size() << " more mismatches (--max-report)\n";
 
     std::ostringstream per;
     for (const auto& [t, n] : r.tiles_per_type) per << (per.str().empty() ? "" : ", ") << t << " " << n;

@@ -131,13 +131,7 @@ int cmd_run(const app::args& a) {
     std::string workload = a.str("workload", "gemm");
     if (workload != "gemm" && workload != "program" && !app::is_transformer_workload(workload))
         throw app::usage_error("unknown workload '" + workload + "' (trnsim list shows the workloads)");
-    if (a.has("stats")) {
-        try {
-            app::check_writable("--stats", a.str("stats", ""));
-        } catch (const std::invalid_argument& e) {
-            throw app::usage_error(e.what());
-        }
-    }
+    if (a.has("stats")) app::check_writable("--stats", a.str("stats", ""));
     tb::sim_options so = sim_opts(a);
     auto cfg = load_cfg(a);
     if (workload == "program") return cmd_program(a, cfg);

@@ -29,6 +29,7 @@ void parse_window(const std::string& s, tlmx::trace_limits& lim) {
 observers::observers(const args& a, platform::platform_config& cfg) {
     if (a.has("timeline")) {
         m_timeline_file = a.str("timeline", "");
+        check_writable("--timeline", m_timeline_file);
         tb::timeline_options o;
         o.limits.max_events = a.u64("timeline-max-events", o.limits.max_events);
         if (a.has("timeline-window")) parse_window(a.str("timeline-window", ""), o.limits);
@@ -46,6 +47,7 @@ observers::observers(const args& a, platform::platform_config& cfg) {
     }
     if (a.has("vcd")) {
         m_vcd_file = a.str("vcd", "");
+        check_writable("--vcd", m_vcd_file);
         cfg.chip.core.signals = cfg.chip.core.te.signals = cfg.chip.core.dma.signals = true;
     }
 }

@@ -1,5 +1,8 @@
 #include "apps/report.h"
 
+#include "apps/args.h"
+#include "platforms/config/output_file.h"
+
 #include <cstdarg>
 #include <cstdio>
 #include <filesystem>
@@ -144,14 +147,8 @@ void strip_wall_time(nlohmann::json& j) {
 }
 
 void check_writable(const std::string& option, const std::string& file) {
-    namespace fs = std::filesystem;
-    fs::path p(file);
-    fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-    std::error_code ec;
-    if (file.empty() || p.filename().empty()) throw std::invalid_argument(option + ": '" + file + "' is not a file name");
-    if (!fs::is_directory(dir, ec)) throw std::invalid_argument(option + " " + file + ": directory " + dir.string() + " does not exist");
-    if (fs::is_directory(p, ec)) throw std::invalid_argument(option + " " + file + ": is a directory");
-    if (::access(dir.c_str(), W_OK) != 0) throw std::invalid_argument(option + " " + file + ": directory " + dir.string() + " is not writable");
+    const std::string why = platform::output_file_problem(file);
+    if (!why.empty()) throw usage_error(option + " '" + file + "': " + why);
 }
 
 nlohmann::json gemm_result_json(const platform::platform_config& cfg, const tb::gemm_result& r) {

@@ -27,7 +27,7 @@ std::string format_faults(const platform::platform_config& cfg, const std::map<s
 void strip_wall_time(nlohmann::json& j);
 // Writes text to `file` atomically (temporary file, then rename): no partial file on failure.
 void write_file_atomic(const std::string& file, const std::string& text);
-// Throws std::invalid_argument if `file` could not be written later (its directory is missing or not writable),
+// Throws usage_error (exit 2) if `file` could not be written later (no such directory, not writable, a directory),
 // so a long run does not end in a write failure.
 void check_writable(const std::string& option, const std::string& file);
 

@@ -49,13 +49,7 @@ int cmd_train(int argc, char** argv) {
     if (!a.positional().empty()) throw usage_error("unexpected argument '" + a.positional()[0] + "'");
     if (!a.has("model")) throw usage_error("--model is required (llama-7b, llama-70b, tiny, or a JSON file)");
     for (const char* k : {"stats", "timeline"})
-        if (a.has(k)) {
-            try {
-                check_writable(std::string("--") + k, a.str(k, ""));
-            } catch (const std::invalid_argument& e) {
-                throw usage_error(e.what());
-            }
-        }
+        if (a.has(k)) check_writable(std::string("--") + k, a.str(k, ""));
     const std::string dir = a.str("config-dir", platform::default_config_dir());
     train::model_spec m;
     try {

@@ -40,6 +40,14 @@ te::te_config parse_te(const node& n) {
     c.fp8_double_row = n.get_bool("fp8_double_row", c.fp8_double_row);
     c.impl = n.get_choice("impl", "tlm", {"tlm", "rtl"}) == "rtl" ? te::te_impl::rtl : te::te_impl::tlm;
     c.wave_file = n.get_string("wave", "");
+    if (!c.wave_file.empty()) {
+        const size_t dot = c.wave_file.find_last_of('.');
+        const std::string ext = dot == std::string::npos ? "" : c.wave_file.substr(dot);
+        if (ext != ".fst" && ext != ".vcd")
+            n.fail("wave", "'" + c.wave_file + "': the waveform format comes from the extension, .fst or .vcd");
+        if (c.impl != te::te_impl::rtl)
+            n.fail("wave", "'" + c.wave_file + "': waveforms are of the RTL Tensor Engine, but impl is \"tlm\" (set impl to \"rtl\")");
+    }
     n.finish();
     return c;
 }

@@ -86,6 +86,7 @@ private:
     }
 
     void report(const cosim_mismatch& mm) {
+        m_res.mismatches++;
         if (m_res.reported.size() < m_opt.max_reported) m_res.reported.push_back(mm);
     }
 
@@ -128,13 +129,10 @@ private:
                 mm.tlm_bits = a;
                 mm.rtl_bits = b;
                 mm.golden_bits = g;
-                if (a != b) {
-                    m_res.data_mismatches++;
-                    mm.kind = cosim_mismatch::data;
-                } else {
-                    m_res.golden_mismatches++;
-                    mm.kind = cosim_mismatch::golden;
-                }
+                // Counted apart: TLM vs RTL bits (data), and either side vs the independent golden (golden).
+                if (a != g || b != g) m_res.golden_mismatches++;
+                if (a != b) m_res.data_mismatches++;
+                mm.kind = a != b ? cosim_mismatch::data : cosim_mismatch::golden;
                 report(mm);
             }
     }

@@ -40,12 +40,14 @@ struct cosim_mismatch {
 struct cosim_result {
     uint64_t tiles = 0;                        // compared on both sides
     uint64_t elements = 0;                     // output elements compared
-    uint64_t data_mismatches = 0, timing_mismatches = 0, golden_mismatches = 0;
+    // data: elements whose TLM and RTL bits differ; golden: elements where either side differs from the golden;
+    // timing: tiles whose load_start/stream_start/done differ. mismatches: the records (a tile's cycles, an element).
+    uint64_t data_mismatches = 0, timing_mismatches = 0, golden_mismatches = 0, mismatches = 0;
     uint64_t tlm_cycles = 0, rtl_cycles = 0;   // done + 1 of the last tile completed on each side
     uint64_t rtl_clocked = 0;                  // RTL clock cycles evaluated (the clock stops while idle)
     double wall_s = 0;                         // wall time of the simulation (both back ends)
     std::map<std::string, uint64_t> tiles_per_type;
-    std::vector<cosim_mismatch> reported;      // the first max_reported mismatches
+    std::vector<cosim_mismatch> reported;      // the first max_reported of the mismatch records
     std::string error;                         // a side stopped making progress (watchdog), or did not finish
     bool pass() const {
         return error.empty() && data_mismatches == 0 && timing_mismatches == 0 && golden_mismatches == 0;

@@ -21,6 +21,7 @@
 #endif
 
 #include "models/numerics/dtype.h"
+#include "platforms/config/output_file.h"
 #include "testbench/rtl_adapter/me_rtl_adapter.h"
 
 namespace trnsim::rtl {
@@ -118,6 +119,14 @@ public:
     void open_trace(const std::string& file) override {
         const size_t dot = file.find_last_of('.');
         const std::string ext = dot == std::string::npos ? std::string() : file.substr(dot);
+        const std::string wrapper = file.substr(0, dot) + ".wrapper";
+        for (const std::string& f : {file, wrapper + ".vcd"}) {
+            const std::string why = platform::output_file_problem(f);
+            if (!why.empty()) {
+                SC_REPORT_ERROR(name(), ("cannot write waveform '" + f + "' (chip.core.te.wave): " + why).c_str());
+                return;
+            }
+        }
         bool opened = false;
 #if VM_TRACE_FST
         if (ext == ".fst") {
@@ -142,7 +151,7 @@ public:
             SC_REPORT_ERROR(name(), os.str().c_str());
             return;
         }
-        open_wrapper_trace(file.substr(0, dot) + ".wrapper");
+        open_wrapper_trace(wrapper);
     }
 
 private:
