@@ -2,6 +2,7 @@
 
 #include "apps/report.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <iostream>
@@ -41,19 +42,13 @@ std::vector<std::string> split(const std::string& s, const std::string& sep) {
     }
 }
 
-const std::vector<numerics::dtype> RTL_TYPES = {numerics::dtype::bf16, numerics::dtype::fp16,
-                                                numerics::dtype::fp8_e4m3, numerics::dtype::fp8_e5m2};
-
 std::vector<numerics::dtype> parse_types(const std::string& s) {
-    if (s == "all") return RTL_TYPES;
+    if (s == "all") return platform::rtl_dtypes();
     std::vector<numerics::dtype> out;
     for (const std::string& w : split(s, ",")) {
         auto t = numerics::parse_dtype(w);
-        if (!t) throw usage_error("--dtype: unknown type '" + w + "' (bf16, fp16, fp8_e4m3, fp8_e5m2 or all)");
-        bool rtl = false;
-        for (auto r : RTL_TYPES) rtl |= r == *t;
-        if (!rtl)
-            throw usage_error("--dtype: the RTL computes bf16, fp16, fp8_e4m3 and fp8_e5m2; " + w + " is TLM-only");
+        if (!t) throw usage_error("--dtype: unknown type '" + w + "' (the RTL computes " + platform::rtl_dtypes_text() + "; or all)");
+        check_rtl_dtype("--dtype", *t);
         out.push_back(*t);
     }
     return out;
@@ -70,6 +65,13 @@ std::string hex(uint32_t v) {
 }
 
 } // namespace
+
+void check_rtl_dtype(const std::string& option, numerics::dtype t) {
+    const auto v = platform::rtl_dtypes();
+    if (std::find(v.begin(), v.end(), t) == v.end())
+        throw usage_error(option + ": the RTL computes " + platform::rtl_dtypes_text() + "; " +
+                          std::string(numerics::name_of(t)) + " is TLM-only");
+}
 
 void check_rtl_wave_file(const std::string& option, const std::string& file) {
     const size_t dot = file.find_last_of('.');

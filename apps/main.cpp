@@ -146,6 +146,12 @@ int cmd_run(const app::args& a) {
     auto t = numerics::parse_dtype(dt);
     if (!t) throw app::usage_error("--dtype: unknown type '" + dt + "' (fp32, tf32, bf16, fp16, fp8_e4m3, fp8_e5m2)");
     g.dtype = *t;
+    if (cfg.chip.core.te.impl == te::te_impl::rtl) {
+        app::check_rtl_dtype("--dtype", g.dtype);
+        if (cfg.chip.core.te.fp8_double_row && numerics::size_of(g.dtype) == 1)
+            throw app::usage_error("--dtype " + dt + ": FP8 with chip.core.te.fp8_double_row=true (two MACs per PE) is "
+                                   "TLM-only; the RTL has one MAC per PE: add --set chip.core.te.fp8_double_row=false");
+    }
     tb::gemm_options opt;
     opt.check = !a.has("no-check");
     opt.sim = so;

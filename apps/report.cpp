@@ -28,15 +28,20 @@ std::string time_str(double ns) {
     return fmt("%.1f ns", ns);
 }
 
+namespace {
+// The Tensor Engine back end, when it is not the C++ model: " on the Verilated RTL".
+const char* te_backend_text(const te::te_config& te) { return te.impl == te::te_impl::rtl ? " (Verilated RTL)" : ""; }
+} // namespace
+
 std::string format_gemm_report(const platform::platform_config& cfg, const tb::gemm_result& r) {
     const auto& g = r.spec;
     const auto& c = cfg.chip;
     const auto& t = r.tiling;
     std::ostringstream o;
     o << "trnsim GEMM report\n";
-    o << fmt("  platform        %s (%s): %u cores, TE %ux%u @ %.2f GHz, HBM %u stacks %.0f GB/s (%s model)\n",
-             cfg.preset.c_str(), c.name.c_str(), c.cores, c.core.te.rows, c.core.te.cols, c.core.te.clock_ghz, c.hbm.stacks,
-             c.hbm.bandwidth_gbps, c.hbm.model.c_str());
+    o << fmt("  platform        %s (%s): %u cores, TE %ux%u @ %.2f GHz%s, HBM %u stacks %.0f GB/s (%s model)\n",
+             cfg.preset.c_str(), c.name.c_str(), c.cores, c.core.te.rows, c.core.te.cols, c.core.te.clock_ghz,
+             te_backend_text(c.core.te), c.hbm.stacks, c.hbm.bandwidth_gbps, c.hbm.model.c_str());
     o << fmt("  workload        GEMM M=%llu K=%llu N=%llu %s -> FP32, seed %llu\n", (unsigned long long)g.m,
              (unsigned long long)g.k, (unsigned long long)g.n, std::string(numerics::name_of(g.dtype)).c_str(),
              (unsigned long long)g.seed);
@@ -107,8 +112,8 @@ std::string format_program_report(const platform::platform_config& cfg, const tb
     const auto& c = cfg.chip;
     std::ostringstream o;
     o << "trnsim program report\n";
-    o << fmt("  platform        %s (%s): %u cores, TE %ux%u @ %.2f GHz\n", cfg.preset.c_str(), c.name.c_str(), c.cores,
-             c.core.te.rows, c.core.te.cols, c.core.te.clock_ghz);
+    o << fmt("  platform        %s (%s): %u cores, TE %ux%u @ %.2f GHz%s\n", cfg.preset.c_str(), c.name.c_str(), c.cores,
+             c.core.te.rows, c.core.te.cols, c.core.te.clock_ghz, te_backend_text(c.core.te));
     o << "  program         " << p.file << (p.description.empty() ? "" : " - " + p.description) << "\n";
     o << fmt("  instructions    %llu MATMUL, %llu DMA completed\n", (unsigned long long)r.te_instructions,
              (unsigned long long)r.dma_instructions);

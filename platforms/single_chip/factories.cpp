@@ -24,6 +24,14 @@ te_backend_handle make_te_backend(const std::string& name, const te::te_config& 
     return h;
 }
 
+std::string rtl_dtypes_text() {
+    const std::vector<numerics::dtype> v = rtl_dtypes();
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i)
+        s += (i == 0 ? "" : i + 1 == v.size() ? " and " : ", ") + std::string(numerics::name_of(v[i]));
+    return s;
+}
+
 hbm_handle make_hbm(const std::string& name, const hbm::hbm_config& cfg) {
     hbm_handle h;
     if (cfg.model == "simple") {

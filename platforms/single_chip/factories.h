@@ -2,11 +2,13 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
 
 #include "models/hbm/hbm_config.h"
+#include "models/numerics/dtype.h"
 #include "models/tensor_engine/compute_pool.h"
 #include "models/tensor_engine/te_config.h"
 #include "models/tensor_engine/te_job.h"
@@ -31,6 +33,10 @@ hbm_handle make_hbm(const std::string& name, const hbm::hbm_config& cfg);
 // Whether this build includes the RTL back end, and the array sizes it was built for ("8x8, 16x16").
 bool rtl_available();
 std::string rtl_sizes();
+// The formats the RTL computes (rtl/matrix_engine/me_pkg.sv DT_COMPUTED; empty without RTL), and as text:
+// "bf16, fp16, fp8_e4m3 and fp8_e5m2".
+std::vector<numerics::dtype> rtl_dtypes();
+std::string rtl_dtypes_text();
 // The RTL build's fixed parameters (ls_rows_per_cycle, min_ii, n_max, pipeline_latency) into cfg; false (cfg
 // untouched) without RTL. The waveform format its models were built with: "fst", "vcd" or "" (none / no RTL).
 bool rtl_build_params(te::te_config& cfg);

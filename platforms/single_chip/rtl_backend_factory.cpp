@@ -9,6 +9,7 @@ namespace trnsim::platform {
 bool rtl_available() { return true; }
 std::string rtl_sizes() { return rtl::me_rtl_sizes_string(); }
 std::string rtl_trace_format() { return rtl::me_rtl_build_params().trace_format; }
+std::vector<numerics::dtype> rtl_dtypes() { return rtl::me_rtl_build_params().dtypes; }
 
 uint64_t rtl_clocked_cycles(const sc_core::sc_module* backend) {
     auto* b = dynamic_cast<const te::te_backend_rtl*>(backend);

@@ -5,6 +5,7 @@ namespace trnsim::platform {
 bool rtl_available() { return false; }
 std::string rtl_sizes() { return ""; }
 std::string rtl_trace_format() { return ""; }
+std::vector<numerics::dtype> rtl_dtypes() { return {}; }
 bool rtl_build_params(te::te_config&) { return false; }
 uint64_t rtl_clocked_cycles(const sc_core::sc_module*) { return 0; }
 te_backend_handle make_te_backend_rtl(const std::string&, const te::te_config&) { return {}; }

@@ -61,7 +61,7 @@ package me_fp;
     logic [9:0] rest;
     logic [31:0] r;
     r = 32'd0;
-    case (dt)
+    if (DT_COMPUTED[dt]) case (dt)
       DT_BF16: r = {raw, 16'd0};
       DT_FP16: begin
         s = raw[15];
@@ -102,7 +102,7 @@ package me_fp;
           r = {s, 8'd111 + 8'(p), 23'(rest) << (5'd23 - 5'(p))};
         end
       end
-      DT_FP32, DT_TF32: r = 32'd0;  // TLM-only formats
+      DT_FP32, DT_TF32: r = 32'd0;  // TLM-only formats (not in DT_COMPUTED)
       default: r = 32'd0;
     endcase
     return r;

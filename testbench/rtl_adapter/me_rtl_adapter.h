@@ -10,6 +10,7 @@
 
 #include <systemc>
 
+#include "models/numerics/dtype.h"
 #include "models/tensor_engine/te_job.h"
 
 namespace trnsim::rtl {
@@ -17,7 +18,8 @@ namespace trnsim::rtl {
 // Parameters the RTL was verilated with (rtl/CMakeLists.txt), besides its geometry.
 struct me_rtl_build {
     uint32_t ls_rows_per_cycle, min_ii, n_max, pipeline_latency;
-    const char* trace_format;  // "fst", "vcd" or "" (no trace support compiled in)
+    const char* trace_format;              // "fst", "vcd" or "" (no trace support compiled in)
+    std::vector<numerics::dtype> dtypes;   // the formats the RTL computes (me_pkg::DT_COMPUTED)
 };
 
 // One Verilated matrix engine, its clock and its transactor.

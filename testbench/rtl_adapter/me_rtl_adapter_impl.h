@@ -166,9 +166,9 @@ private:
     void check(const te::te_job& j) const {
         using numerics::dtype;
         std::ostringstream os;
-        if (j.in_type != dtype::bf16 && j.in_type != dtype::fp16 && j.in_type != dtype::fp8_e4m3 &&
-            j.in_type != dtype::fp8_e5m2)
-            os << "job " << j.id << ": the RTL computes bf16, fp16, fp8_e4m3 and fp8_e5m2 only";
+        const auto& computed = build().dtypes;
+        if (std::find(computed.begin(), computed.end(), j.in_type) == computed.end())
+            os << "job " << j.id << ": the RTL does not compute " << numerics::name_of(j.in_type) << " (me_pkg::DT_COMPUTED)";
         else if (j.k < 1 || j.k > ROWS || j.m < 1 || j.m > COLS || j.n < 1 || j.n > build().n_max)
             os << "job " << j.id << ": k=" << j.k << " m=" << j.m << " n=" << j.n << " outside 1.." << ROWS << ", 1.."
                << COLS << ", 1.." << build().n_max;

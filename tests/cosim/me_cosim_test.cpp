@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
     cfg.pipeline_latency = PIPELINE_LATENCY;
     te::te_timing timing(cfg);
     stimulus stim(seed);
-    const std::vector<dtype> types = {dtype::bf16, dtype::fp16, dtype::fp8_e4m3, dtype::fp8_e5m2};
+    const std::vector<dtype> types = {ME_RTL_DTYPES};  // me_pkg::DT_COMPUTED (tests/cosim/CMakeLists.txt)
     std::vector<tile> tiles;
     std::vector<te::te_schedule> expect;
     uint64_t ready = 0;

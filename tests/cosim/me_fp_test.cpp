@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
     };
 
     // Decode: every encoding of every RTL format.
-    const trnsim::numerics::dtype types[] = {dtype::bf16, dtype::fp16, dtype::fp8_e4m3, dtype::fp8_e5m2};
+    const trnsim::numerics::dtype types[] = {ME_RTL_DTYPES};  // me_pkg::DT_COMPUTED (tests/cosim/CMakeLists.txt)
     for (dtype t : types) {
         uint32_t n = trnsim::numerics::size_of(t) == 1 ? 256 : 65536;
         for (uint32_t raw = 0; raw < n; raw++) {

@@ -36,7 +36,7 @@ public:
            te::te_backend_if& be)
         : sc_core::sc_module(name), m_opt(opt), m_cfg(cfg), m_be(be), m_timing(cfg), m_stim(opt.seed),
           m_ghz(cfg.clock_ghz) {
-        const std::vector<dtype> types = {dtype::bf16, dtype::fp16, dtype::fp8_e4m3, dtype::fp8_e5m2};
+        const std::vector<dtype> types = rtl::me_rtl_build_params().dtypes;
         uint64_t ready = 0;
         te::te_timing t(cfg);
         for (uint32_t i = 0; i < opt.jobs; i++) {
