@@ -3,7 +3,8 @@
 // Plain C++, no SystemC: used by the TLM model, the golden GEMM, the scoreboards and the RTL co-simulation
 // harness, so that every side encodes and decodes the same bits.
 //
-// Rules (documented in docs/numerics.md, mirrored by rtl/matrix_engine):
+// Rules (documented in docs/numerics.md; rtl/matrix_engine/me_fp.sv decodes the same way, except that it decodes
+// every NaN code to the canonical NaN - unobservable, every NaN result is written canonical - and never encodes):
 //  * Encoding FP32 -> narrow format rounds to nearest, ties to even (RNE). Subnormals of the target format are
 //    produced (gradual underflow); values below half the smallest subnormal round to a signed zero.
 //  * Overflow: BF16, FP16, TF32 follow IEEE (round to +-Inf). FP8 E5M2 saturates finite overflow to +-57344 and keeps

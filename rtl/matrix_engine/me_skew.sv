@@ -10,6 +10,10 @@ module me_skew #(
     output logic [LANES-1:0][WIDTH-1:0] d_o
 );
   assign d_o[0] = d_i[0];
+  if (LANES == 1) begin : g_single  // a 1-row or 1-column array: nothing to delay
+    logic unused_ok;
+    assign unused_ok = &{1'b0, clk, en};
+  end
   for (genvar i = 1; i < LANES; i++) begin : g_lane
     logic [i-1:0][WIDTH-1:0] q;  // q[0] is the newest
     always_ff @(posedge clk) begin
