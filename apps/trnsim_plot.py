@@ -11,41 +11,176 @@ The output format follows each -o file's extension (png, svg, pdf).
 import argparse
 import json
 import math
+import os
 import re
 import sys
 from collections import defaultdict
 
-import matplotlib
+PROG = "trnsim plot"
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+try:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: E402
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
+except ImportError as e:
+    sys.exit(f"{PROG}: error: {sys.executable} cannot import matplotlib ({e}); "
+             "install python3-matplotlib or set TRNSIM_PYTHON")
+
+MAX_BINS = 100000
+
+
+class InputError(Exception):
+    """A bad input (or unwritable output) file: `trnsim plot: error: MESSAGE`, exit status 1."""
+
+
+class OptionError(Exception):
+    """An option that does not fit the input (e.g. an unknown column): a usage error, exit status 2."""
+
+    def __init__(self, option, message):
+        super().__init__(f"argument {option}: {message}")
+
+
+class Row(dict):
+    """One run's flat keys, plus where it came from (`where`) for error messages."""
+    where = ""
+
+
+def is_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def output_file(path):
+    """argparse type of -o: a file name whose extension is a format matplotlib writes, in an existing directory."""
+    formats = sorted(FigureCanvasAgg.get_supported_filetypes())
+    if os.path.isdir(path):
+        raise argparse.ArgumentTypeError(f"'{path}': is a directory")
+    ext = os.path.splitext(path)[1][1:]
+    if not ext:
+        raise argparse.ArgumentTypeError(f"'{path}': no file extension to choose the format from "
+                                         f"(supported: {', '.join(formats)})")
+    if ext.lower() not in formats:
+        raise argparse.ArgumentTypeError(f"'{path}': unsupported format '{ext}' (supported: {', '.join(formats)})")
+    d = os.path.dirname(path) or "."
+    if not os.path.isdir(d):
+        raise argparse.ArgumentTypeError(f"'{path}': directory {d} does not exist")
+    if not os.access(d, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise argparse.ArgumentTypeError(f"'{path}': is not writable")
+    return path
+
+
+def bin_count(text):
+    """argparse type of --bins: a whole number from 1 to MAX_BINS."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= MAX_BINS:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number from 1 to {MAX_BINS}")
+    return n
+
+
+def load_json(path):
+    """The JSON document in `path`; an InputError naming the file if it cannot be read or is not JSON."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except OSError as e:
+        raise InputError(f"{path}: cannot open file ({e.strerror or e})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a JSON file (not UTF-8 text)") from None
+    except json.JSONDecodeError as e:
+        hint = " (a sweep's results.csv cannot be plotted: give its results.json)" if path.endswith(".csv") else ""
+        raise InputError(f"{path}:{e.lineno}:{e.colno}: JSON syntax error: {e.msg}{hint}") from None
+    except RecursionError:
+        raise InputError(f"{path}: JSON nested too deeply") from None
 
 
 def save(fig, outs):
     for o in outs:
-        fig.savefig(o, dpi=110, bbox_inches="tight")
+        try:
+            fig.savefig(o, dpi=110, bbox_inches="tight")
+        except Exception as e:  # noqa: BLE001 - OSError, or a backend's error (pgf without LaTeX, ...)
+            raise InputError(f"{o}: cannot write the plot ({getattr(e, 'strerror', None) or e})") from None
         print("wrote", o)
 
 
 def load_runs(files):
     """Rows with flat keys from --stats files or sweep results.json files (ok rows only)."""
     rows = []
+    not_ok = 0
     for f in files:
-        doc = json.load(open(f))
+        doc = load_json(f)
+        if not isinstance(doc, dict):
+            raise InputError(f"{f}: a JSON {type(doc).__name__}, not a --stats file or a sweep results.json (objects)")
         if "rows" in doc:  # sweep results
-            rows += [r for r in doc["rows"] if r.get("status") == "ok"]
+            if not isinstance(doc["rows"], list):
+                raise InputError(f"{f}: key 'rows' is not a list")
+            for i, r in enumerate(doc["rows"]):
+                if not isinstance(r, dict):
+                    raise InputError(f"{f}: rows[{i}] is not an object")
+                if r.get("status") != "ok":
+                    not_ok += 1
+                    continue
+                row = Row(r)
+                row.where = f"{f}: rows[{i}]" + (f" (id {r['id']})" if "id" in r else "")
+                rows.append(row)
         elif "result" in doc:  # trnsim run --stats
-            r = dict(doc["result"])
-            for k, v in doc.get("workload", {}).items():
+            if not isinstance(doc["result"], dict):
+                raise InputError(f"{f}: key 'result' is not an object")
+            r = Row(doc["result"])
+            workload = doc.get("workload", {})
+            if not isinstance(workload, dict):
+                raise InputError(f"{f}: key 'workload' is not an object")
+            for k, v in workload.items():
                 r["workload." + k] = v
             r["preset"] = doc.get("preset", "")
             r["label"] = f
+            r.where = f"{f}: result"
             rows.append(r)
         else:
-            sys.exit(f"{f}: neither a --stats file nor a sweep results.json")
+            hint = " (it is a timeline: use trnsim plot utilisation)" if "traceEvents" in doc else ""
+            raise InputError(f"{f}: neither a --stats file (no key 'result') nor a sweep results.json "
+                             f"(no key 'rows'){hint}")
     if not rows:
-        sys.exit("no successful runs to plot")
+        raise InputError("no successful runs to plot in " + ", ".join(files) +
+                         (f" ({not_ok} sweep row{'s' * (not_ok != 1)}, none with status ok)" if not_ok else ""))
     return rows
+
+
+def require_numbers(rows, keys, what):
+    """Every row has each of `keys` as a number, else an InputError naming the row and the key."""
+    for r in rows:
+        for k in keys:
+            if r.get(k) is None:
+                raise InputError(f"{r.where}: missing key '{k}' (needed by the {what})")
+            if not is_number(r[k]):
+                raise InputError(f"{r.where}: key '{k}' is {json.dumps(r[k])}, not a number")
+
+
+def columns(rows, numeric=False):
+    """Keys with a value in some row (only keys whose values are all numbers with numeric=True), sorted."""
+    seen, bad = set(), set()
+    for r in rows:
+        for k, v in r.items():
+            if v is None:
+                continue
+            seen.add(k)
+            if numeric and not is_number(v):
+                bad.add(k)
+    return sorted(seen - bad, key=natural)
+
+
+def check_column(rows, option, key, numeric=False):
+    """A usage error unless some row has `key` (with numeric=True: and all its values are numbers)."""
+    if key in columns(rows, numeric):
+        return
+    known = key in columns(rows)
+    problem = f"column '{key}' is not numeric" if known else f"unknown column '{key}'"
+    avail = columns(rows, numeric)
+    raise OptionError(option, f"{problem}; the {'numeric ' if numeric else ''}columns of the input are: "
+                              + (", ".join(avail) if avail else "(none)"))
 
 
 def natural(v):
@@ -59,8 +194,14 @@ def label_of(r, keys):
 
 def roofline(args):
     rows = load_runs(args.files)
-    fig, ax = plt.subplots(figsize=(7, 4.8))
+    for k in args.group:
+        check_column(rows, "--group", k)
+    require_numbers(rows, ["arithmetic_intensity", "achieved_tflops", "peak_tflops", "hbm_peak_gbps"], "roofline")
     ais = [r["arithmetic_intensity"] for r in rows if r.get("arithmetic_intensity", 0) > 0]
+    if not ais:
+        raise InputError("no run with arithmetic_intensity > 0 to place on the roofline's log axis in "
+                         + ", ".join(args.files))
+    fig, ax = plt.subplots(figsize=(7, 4.8))
     lo, hi = min(ais) / 4, max(ais) * 4
     # One horizontal compute roof per distinct peak and one diagonal HBM roof per distinct bandwidth, so every
     # point sits under the roofs of its own configuration (its peak and its HBM bandwidth).
@@ -103,9 +244,30 @@ def pareto_front(points):
     return front
 
 
+PARETO_DEFAULTS = {"x": "sim_ns", "y": "energy_j", "size": "pe_count", "color": "array", "marker": "workload.dtype"}
+
+
 def pareto(args):
     rows = load_runs(args.files)
+    # --x and --y must be numeric columns of the input; --size, --color and --marker, when given, columns of it
+    # (their defaults may be missing, e.g. `array` in --stats files: then every point gets the same one).
+    check_column(rows, "--x", args.x or PARETO_DEFAULTS["x"], numeric=True)
+    check_column(rows, "--y", args.y or PARETO_DEFAULTS["y"], numeric=True)
+    for opt in ("size", "color", "marker"):
+        if getattr(args, opt) is not None:
+            check_column(rows, "--" + opt, getattr(args, opt), numeric=opt == "size")
+    for opt, default in PARETO_DEFAULTS.items():
+        if getattr(args, opt) is None:
+            setattr(args, opt, default)
+    for r in rows:
+        s = r.get(args.size)
+        if s is not None and (not is_number(s) or s < 0):
+            raise InputError(f"{r.where}: key '{args.size}' (--size) is {json.dumps(s)}, not a number >= 0")
     rows = [r for r in rows if r.get(args.x) is not None and r.get(args.y) is not None]
+    if not rows:
+        raise OptionError("--x/--y", f"no run has both '{args.x}' and '{args.y}'")
+    if not any(r[args.x] > 0 and r[args.y] > 0 for r in rows):
+        raise OptionError("--x/--y", f"no run has both '{args.x}' and '{args.y}' > 0 (the axes are logarithmic)")
     fig, ax = plt.subplots(figsize=(7.5, 5))
     markers = "os^Dv<>ph*"
     mvals = sorted({str(r.get(args.marker)) for r in rows}, key=natural)
@@ -141,18 +303,55 @@ def pareto(args):
     save(fig, args.o)
 
 
-def utilisation(args):
-    doc = json.load(open(args.files[0]))
+def load_timeline(f):
+    """The timeline's document and events, checked for what utilisation() reads (an InputError naming the key)."""
+    doc = load_json(f)
+    if not isinstance(doc, dict) or "traceEvents" not in doc:
+        hint = ""
+        if isinstance(doc, dict) and ("rows" in doc or "result" in doc):
+            hint = " (it is a sweep's results or --stats file: use trnsim plot roofline or pareto)"
+        raise InputError(f"{f}: no key 'traceEvents': not a `trnsim run --timeline` file{hint}")
     ev = doc["traceEvents"]
-    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e.get("ph") == "M" and e["name"] == "thread_name"}
+    if not isinstance(ev, list):
+        raise InputError(f"{f}: key 'traceEvents' is not a list")
+    for i, e in enumerate(ev):
+        if not isinstance(e, dict):
+            raise InputError(f"{f}: traceEvents[{i}] is not an object")
+        ph = e.get("ph")
+        need = {"X": ("pid", "tid", "ts", "dur"), "M": ("pid", "tid") if e.get("name") == "thread_name" else ()}
+        for k in need.get(ph, ()):
+            if k not in e:
+                raise InputError(f"{f}: traceEvents[{i}] (ph {ph}): missing key '{k}'")
+        if ph == "X":
+            for k in ("ts", "dur"):
+                if not is_number(e[k]) or e[k] < 0:
+                    raise InputError(f"{f}: traceEvents[{i}]: key '{k}' is {json.dumps(e[k])}, not a number >= 0")
+        elif ph == "M" and e.get("name") == "thread_name":
+            if not isinstance(e.get("args"), dict) or not isinstance(e["args"].get("name"), str):
+                raise InputError(f"{f}: traceEvents[{i}] (thread_name): missing key 'args.name'")
+    other = doc.get("otherData", {})
+    dropped = other.get("events_dropped_over_budget", "0") if isinstance(other, dict) else "0"
+    try:
+        dropped = int(dropped)
+    except (TypeError, ValueError):
+        raise InputError(f"{f}: key 'otherData.events_dropped_over_budget' is {json.dumps(dropped)}, "
+                         "not a whole number") from None
+    return ev, dropped
+
+
+def utilisation(args):
+    f = args.files[0]
+    ev, dropped = load_timeline(f)
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "thread_name"}
     spans = [e for e in ev if e.get("ph") == "X"]
     if not spans:
-        sys.exit("no spans in the timeline")
-    dropped = int(doc.get("otherData", {}).get("events_dropped_over_budget", "0"))
+        raise InputError(f"{f}: no spans (events with ph X) in the timeline")
     if dropped:
         print(f"warning: the timeline dropped {dropped} events over its budget: it ends early "
               "(raise --timeline-max-events or use --timeline-window)", file=sys.stderr)
     end = max(e["ts"] + e["dur"] for e in spans)
+    if end <= 0:
+        raise InputError(f"{f}: the timeline's spans cover no time (all end at 0)")
     bins = args.bins
     width = end / bins
     # Engine groups: coreN.te (the array streaming), coreN DMA engines (mean over engines), HBM (mean over channels).
@@ -183,6 +382,8 @@ def utilisation(args):
                 busy[g][b] += hi - lo
             b += 1
     order = sorted(busy, key=lambda g: (g == "hbm", natural(g.split(".")[-1]), natural(g)))
+    if not order:
+        raise InputError(f"{f}: no spans on Tensor Engine (coreN.te), DMA (coreN.dmaN) or HBM (hbm.chN) tracks")
     grid = [[min(1.0, v / (width * len(members[g]))) * 100 for v in busy[g]] for g in order]
     fig, ax = plt.subplots(figsize=(8, 0.8 + 0.22 * len(order)))
     im = ax.imshow(grid, aspect="auto", interpolation="nearest", cmap="magma", vmin=0, vmax=100,
@@ -197,27 +398,48 @@ def utilisation(args):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="trnsim plot", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    argv = sys.argv[1:] if argv is None else argv
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="kind", required=True)
     r = sub.add_parser("roofline")
     r.add_argument("files", nargs="+")
     r.add_argument("--group", nargs="*", default=[], help="keys whose values name a point's group (legend)")
     q = sub.add_parser("pareto")
     q.add_argument("files", nargs="+")
-    q.add_argument("--x", default="sim_ns")
-    q.add_argument("--y", default="energy_j")
-    q.add_argument("--size", default="pe_count", help="third objective, shown as marker size (area proxy)")
-    q.add_argument("--color", default="array")
-    q.add_argument("--marker", default="workload.dtype")
+    # Defaults (PARETO_DEFAULTS) are filled in after the input is read, so that only given options must be columns.
+    q.add_argument("--x")
+    q.add_argument("--y")
+    q.add_argument("--size", help="third objective, shown as marker size (area proxy)")
+    q.add_argument("--color")
+    q.add_argument("--marker")
     q.add_argument("--title", default="")
     u = sub.add_parser("utilisation")
     u.add_argument("files", nargs=1)
-    u.add_argument("--bins", type=int, default=120)
+    u.add_argument("--bins", type=bin_count, default=120, help=f"time bins, 1 to {MAX_BINS} (default 120)")
     for s in (r, q, u):
-        s.add_argument("-o", action="append", required=True, help="output file (.png, .svg, ...); repeatable")
+        s.add_argument("-o", action="append", required=True, type=output_file,
+                       help="output file (.png, .svg, ...); repeatable")
+    if not argv:  # `trnsim plot` alone: a usage error
+        p.print_help(sys.stderr)
+        return 2
     args = p.parse_args(argv)
-    {"roofline": roofline, "pareto": pareto, "utilisation": utilisation}[args.kind](args)
+    kinds = {"roofline": (roofline, r), "pareto": (pareto, q), "utilisation": (utilisation, u)}
+    run, parser = kinds[args.kind]
+    try:
+        run(args)
+    except OptionError as e:
+        parser.error(str(e))  # usage, `trnsim plot KIND: error: argument --x: ...`, exit status 2
+    except InputError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as e:  # noqa: BLE001 - last resort: a message, never a traceback
+        print(f"{PROG}: error: {type(e).__name__}: {e}", file=sys.stderr)
+        sys.exit(1)
