@@ -13,6 +13,12 @@ namespace {
 std::string type_name(const nlohmann::json& j) { return j.type_name(); }
 } // namespace
 
+std::string show_hex(uint64_t v) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+    return buf;
+}
+
 std::string show(const nlohmann::json& j) {
     std::string s = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     if (s.size() > 80) s = s.substr(0, 77) + "...";

@@ -75,6 +75,8 @@ private:
 
 // A value as it appears in messages: compact JSON, invalid UTF-8 replaced, cut at 80 characters.
 std::string show(const nlohmann::json& j);
+// An address or size as "0x1f000" (for messages).
+std::string show_hex(uint64_t v);
 // Whether text is valid UTF-8 (JSON strings must be).
 bool valid_utf8(const std::string& s);
 

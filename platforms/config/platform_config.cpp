@@ -21,11 +21,7 @@ namespace {
 
 constexpr uint64_t KiB = 1024, GiB = 1024ull * 1024 * 1024;
 
-std::string hex(uint64_t v) {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-    return buf;
-}
+std::string hex(uint64_t v) { return config::show_hex(v); }
 
 te::te_config parse_te(const node& n) {
     te::te_config c;
@@ -255,6 +251,10 @@ std::vector<tlmx::fault_spec> parse_faults(const node& chip_node, const chip_con
             }
         }
         if (!t) f.fail("target", "'" + tg + "' is not a fault target (" + fault_targets_help() + ")");
+        // The canonical spelling the models match on ("core00.dma02" -> "core0.dma2").
+        if (t == &fault_table()[1]) s.target = "hbm.channel" + std::to_string(a);
+        else if (t == &fault_table()[3]) s.target = "core" + std::to_string(a) + ".dma";
+        else if (t == &fault_table()[4]) s.target = "core" + std::to_string(a) + ".dma" + std::to_string(b);
         s.kind = f.get_string("kind", "");
         if (s.kind.empty() || std::find(t->kinds.begin(), t->kinds.end(), s.kind) == t->kinds.end()) {
             std::string k;

@@ -201,6 +201,28 @@ core::instruction parse_matmul(const node& n, uint32_t sems, const address_reade
     m.y_addr = addr.get(n, "y_addr", true, true);
     m.y_stride = n.get_uint("y_stride", cc.psum.partition_bytes, 0, ~0ull);
     m.accumulate = n.get_bool("accumulate", false);
+    // Where the Tensor Engine reads and writes (docs/program_format.md): both operands in this core's SBUF, the
+    // result in its PSUM, every row inside the memory (the result rows of FP32, apart).
+    auto inside = [&](const char* key, uint64_t a, uint64_t rows, uint64_t stride, uint64_t row_bytes,
+                      const char* mem, uint64_t base, uint64_t size) {
+        if (a < base || a - base >= size)
+            n.fail(key, config::show_hex(a) + " is not in this core's " + mem + " (" + config::show_hex(base) + " .. " +
+                            config::show_hex(base + size - 1) + ")");
+        const uint64_t off = a - base;
+        if (rows && (stride > size || (rows - 1) * stride + row_bytes > size - off))
+            n.fail(key, "its " + std::to_string(rows) + " rows of " + std::to_string(row_bytes) + " bytes every " +
+                            std::to_string(stride) + " bytes run past the end of the " + mem);
+    };
+    const uint64_t esz = numerics::size_of(m.in_type);
+    // FP8 double row (rows split over planes) and more rows than the array has are the engine's checks (before the
+    // run, with their own messages); here the plain case.
+    const bool planes = m.s_plane || m.x_plane || m.k > cc.sbuf.partitions;
+    inside("s_addr", m.s_addr, planes ? 0 : m.k, m.s_stride, uint64_t(m.m) * esz, "SBUF", cc.sbuf_base, cc.sbuf.size());
+    inside("x_addr", m.x_addr, planes ? 0 : m.k, m.x_stride, uint64_t(m.n) * esz, "SBUF", cc.sbuf_base, cc.sbuf.size());
+    inside("y_addr", m.y_addr, m.m, m.y_stride, uint64_t(m.n) * 4, "PSUM", cc.psum_base, cc.psum.size());
+    if (m.m > 1 && m.y_stride < uint64_t(m.n) * 4)
+        n.fail("y_stride", std::to_string(m.y_stride) + " is less than a result row (" + std::to_string(m.n) +
+                               " FP32 = " + std::to_string(uint64_t(m.n) * 4) + " bytes): the rows would overlap");
     n.finish();
     return in;
 }
