@@ -1,8 +1,12 @@
 #include "apps/args.h"
 
+#include "platforms/config/platform_config.h"
+
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 namespace trnsim::app {
 
@@ -68,10 +72,27 @@ double args::num(const std::string& k, double def) const {
     return v;
 }
 
+double args::num(const std::string& k, double def, double lo, double hi) const {
+    const double v = num(k, def);
+    if (v < lo || v > hi) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "option --%s: %g is outside %g .. %g", k.c_str(), v, lo, hi);
+        throw usage_error(buf);
+    }
+    return v;
+}
+
 const std::vector<std::string>& args::list(const std::string& k) const {
     static const std::vector<std::string> none;
     auto it = m_values.find(k);
     return it == m_values.end() ? none : it->second;
+}
+
+std::string args::config_dir() const {
+    const std::string dir = str("config-dir", platform::default_config_dir());
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) throw usage_error("--config-dir " + dir + ": no such directory");
+    return dir;
 }
 
 } // namespace trnsim::app

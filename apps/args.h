@@ -22,6 +22,12 @@ public:
     uint64_t u64(const std::string& k, uint64_t def) const;
     uint32_t u32(const std::string& k, uint32_t def) const;  // the same, at most 2^32 - 1
     double num(const std::string& k, double def) const;
+    // The same, within [lo, hi] (usage error naming the option and the range otherwise).
+    double num(const std::string& k, double def, double lo, double hi) const;
+    // --wall-limit SECONDS: 0 (the default) = no limit, else at most 1e9 s.
+    double wall_limit_s() const { return num("wall-limit", 0, 0, 1e9); }
+    // --config-dir (default: the built-in presets), which must be a directory.
+    std::string config_dir() const;
     const std::vector<std::string>& list(const std::string& k) const;
     const std::vector<std::string>& positional() const { return m_pos; }
 

@@ -116,7 +116,7 @@ platform::platform_config load_multichip(const args& a, const std::vector<std::s
     std::string what = a.has("config") ? a.str("config", "") : a.str("platform", "trn2-ultraserver-64");
     if (a.has("config") && what.find('/') == std::string::npos) what = "./" + what;
     try {
-        cfg = platform::load_platform(what, sets, a.str("config-dir", platform::default_config_dir()));
+        cfg = platform::load_platform(what, sets, a.config_dir());
     } catch (const std::exception& e) {
         throw usage_error(std::string("--") + (a.has("config") ? "config" : "platform") + ": " + e.what());
     }
@@ -156,9 +156,9 @@ int cmd_collective(int argc, char** argv) {
     p.dt = *t;
     p.bytes = parse_size(a.str("bytes", ""));
     if (p.bytes == 0) throw usage_error("--bytes must be > 0");
-    p.chunks = uint32_t(a.u64("chunks", 1));
+    p.chunks = a.u32("chunks", 1);
     if (p.chunks == 0 || p.chunks > 1u << 20) throw usage_error("--chunks must be in 1 .. 1048576");
-    p.root = uint32_t(a.u64("root", 0));
+    p.root = a.u32("root", 0);
 
     std::vector<std::string> sets = a.list("set");
     if (a.has("timing-only")) sets.push_back("sim.functional=false");
@@ -194,7 +194,7 @@ int cmd_collective(int argc, char** argv) {
     tb::collective_options opt;
     opt.check = a.has("check");
     opt.seed = a.u64("seed", 1);
-    opt.sim.wall_limit_s = a.num("wall-limit", 0);
+    opt.sim.wall_limit_s = a.wall_limit_s();
     if (a.has("quiet")) opt.sim.progress_after_s = 0;
     tb::collective_result r;
     try {

@@ -61,7 +61,7 @@ exit status: 0 pass, 1 error or failed check, 2 usage error, 3 simulation error 
 )";
 
 platform::platform_config load_cfg(const app::args& a) {
-    std::string dir = a.str("config-dir", platform::default_config_dir());
+    std::string dir = a.config_dir();
     if (a.has("preset") && a.has("config")) throw app::usage_error("give --preset or --config, not both");
     std::string what = a.has("config") ? a.str("config", "") : a.str("preset", "trn2");
     // --config names a file even without a directory or a .json suffix.
@@ -71,10 +71,11 @@ platform::platform_config load_cfg(const app::args& a) {
 
 tb::sim_options sim_opts(const app::args& a) {
     tb::sim_options o;
-    o.wall_limit_s = a.num("wall-limit", 0);
-    if (o.wall_limit_s < 0) throw app::usage_error("--wall-limit: must be >= 0 seconds (0 = no limit)");
-    o.stall_limit_us = a.num("stall-limit-us", 0);
-    if (o.stall_limit_us < 0) throw app::usage_error("--stall-limit-us: must be >= 0 (0 = no limit)");
+    o.wall_limit_s = a.wall_limit_s();
+    // 0 = no limit; else at least 1 ps, the simulation's time resolution (shorter limits never advance time).
+    o.stall_limit_us = a.num("stall-limit-us", 0, 0, 1e12);
+    if (o.stall_limit_us > 0 && o.stall_limit_us < 1e-6)
+        throw app::usage_error("option --stall-limit-us: must be 0 (no limit) or at least 0.000001 (1 ps)");
     if (a.has("quiet")) o.progress_after_s = 0;
     return o;
 }
@@ -87,8 +88,9 @@ void write_stats(const app::args& a, nlohmann::json j) {
 
 int cmd_program(const app::args& a, const platform::platform_config& cfg) {
     if (!a.has("program")) throw app::usage_error("--workload program needs --program FILE.json");
-    for (const char* k : {"m", "k", "n", "dtype", "seed"})
-        if (a.has(k)) throw app::usage_error(std::string("--") + k + " applies to --workload gemm, not to a program");
+    for (const char* k : {"m", "k", "n", "dtype", "seed", "seq", "hidden", "heads", "ffn", "rows", "cols", "step", "lr",
+                          "norm", "forward-only", "no-causal"})
+        if (a.has(k)) throw app::usage_error(std::string("--") + k + " does not apply to --workload program");
     auto p = tb::load_program(a.str("program", ""), cfg.chip);
     auto r = tb::run_program(cfg, p, sim_opts(a));
     std::cout << app::format_program_report(cfg, p, r);
@@ -97,7 +99,8 @@ int cmd_program(const app::args& a, const platform::platform_config& cfg) {
 }
 
 int cmd_list(const app::args& a) {
-    std::string dir = a.str("config-dir", platform::default_config_dir());
+    if (!a.positional().empty()) throw app::usage_error("unexpected argument '" + a.positional()[0] + "'");
+    std::string dir = a.config_dir();
     std::cout << "presets (" << dir << "):\n";
     for (const auto& p : platform::list_presets(dir)) {
         std::string desc;
@@ -128,6 +131,7 @@ int cmd_list(const app::args& a) {
 }
 
 int cmd_run(const app::args& a) {
+    if (!a.positional().empty()) throw app::usage_error("unexpected argument '" + a.positional()[0] + "'");
     std::string workload = a.str("workload", "gemm");
     if (workload != "gemm" && workload != "program" && !app::is_transformer_workload(workload))
         throw app::usage_error("unknown workload '" + workload + "' (trnsim list shows the workloads)");
@@ -137,6 +141,9 @@ int cmd_run(const app::args& a) {
     if (workload == "program") return cmd_program(a, cfg);
     if (app::is_transformer_workload(workload)) return app::cmd_transformer(a, cfg, workload);
     if (a.has("program")) throw app::usage_error("--program applies to --workload program");
+    for (const char* k : {"seq", "hidden", "heads", "ffn", "rows", "cols", "step", "lr", "norm", "forward-only",
+                          "no-causal"})
+        if (a.has(k)) throw app::usage_error(std::string("--") + k + " applies to the transformer workloads, not gemm");
     tb::gemm_spec g;
     g.m = a.u64("m", g.m);
     g.k = a.u64("k", g.k);
@@ -173,7 +180,6 @@ int cmd_plot(int argc, char** argv) {
     std::string script = script_env && *script_env ? script_env : TRNSIM_PLOT_SCRIPT;
     std::vector<std::string> words = {py, script};
     for (int i = 2; i < argc; ++i) words.push_back(argv[i]);
-    if (argc <= 2) words.push_back("--help");
     std::vector<char*> av;
     for (auto& w : words) av.push_back(w.data());
     av.push_back(nullptr);
@@ -186,12 +192,14 @@ int cmd_plot(int argc, char** argv) {
 
 } // namespace
 
-int sc_main(int argc, char** argv) {
-    sc_core::sc_report_handler::set_actions(sc_core::SC_ERROR, sc_core::SC_THROW);
-    sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DISPLAY);
+static int run_command(int argc, char** argv) {
     std::string cmd = argc > 1 ? argv[1] : "help";
     try {
-        if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+        bool help = cmd == "help" || cmd == "--help" || cmd == "-h";
+        if (cmd == "run" || cmd == "list" || cmd == "sweep" || cmd == "cosim")
+            for (int i = 2; i < argc; ++i) help |= std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0;
+        if (help) {
+            if (cmd == "help" && argc > 2) throw app::usage_error(std::string("unexpected argument '") + argv[2] + "'");
             std::cout << USAGE << app::TRANSFORMER_USAGE << app::SWEEP_USAGE << app::COSIM_USAGE;
             return argc > 1 ? 0 : 2;
         }
@@ -227,6 +235,18 @@ int sc_main(int argc, char** argv) {
         std::cerr << "trnsim " << cmd << ": error: " << e.what() << "\n";
         return 1;
     }
+}
+
+int sc_main(int argc, char** argv) {
+    sc_core::sc_report_handler::set_actions(sc_core::SC_ERROR, sc_core::SC_THROW);
+    sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DISPLAY);
+    const int rc = run_command(argc, argv);
+    std::cout.flush();
+    if (!std::cout) {  // e.g. > /dev/full: the report was lost
+        std::cerr << "trnsim: error writing the standard output\n";
+        return rc ? rc : 1;
+    }
+    return rc;
 }
 
 // Our own entry point, so the SystemC banner can be switched off before the kernel prints it.

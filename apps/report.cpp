@@ -203,6 +203,16 @@ nlohmann::json gemm_result_json(const platform::platform_config& cfg, const tb::
 }
 
 void write_file_atomic(const std::string& file, const std::string& text) {
+    std::error_code fec;
+    const auto st = std::filesystem::status(file, fec);
+    if (!fec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+        // A device or FIFO (/dev/null, /dev/stdout, a pipe): written in place, never replaced by a renamed file.
+        std::ofstream out(file, std::ios::binary);
+        out << text;
+        out.close();
+        if (!out) throw std::runtime_error(file + ": write failed");
+        return;
+    }
     std::string tmp = file + ".tmp";
     {
         std::ofstream out(tmp, std::ios::binary);

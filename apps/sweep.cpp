@@ -246,7 +246,7 @@ int cmd_sweep(const args& a) {
         m.spec.source["config"] = m.spec.config_file;
     }
     m.points = sweep::expand(m.spec);
-    m.config_dir = fs::absolute(a.str("config-dir", platform::default_config_dir())).string();
+    m.config_dir = fs::absolute(a.config_dir()).string();
     if (m.points.empty()) throw config::config_error(file + ": the sweep has no points");
     if (a.has("list")) {
         for (const auto& p : m.points) std::cout << p.id << " " << p.inputs(m.spec).dump() << "\n";
@@ -305,7 +305,7 @@ int cmd_sweep(const args& a) {
         return 0;
     }
 
-    const unsigned jobs = unsigned(a.u64("jobs", std::max(1u, std::thread::hardware_concurrency())));
+    const unsigned jobs = a.u32("jobs", std::max(1u, std::thread::hardware_concurrency()));
     if (jobs == 0) throw usage_error("--jobs: must be >= 1");
     std::cerr << "sweep " << m.spec.name << ": " << m.points.size() << " points, " << done << " already done, "
               << pending.size() << " to run, " << jobs << " at a time -> " << d.root.string() << "\n";

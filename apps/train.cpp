@@ -50,7 +50,7 @@ int cmd_train(int argc, char** argv) {
     if (!a.has("model")) throw usage_error("--model is required (llama-7b, llama-70b, tiny, or a JSON file)");
     for (const char* k : {"stats", "timeline"})
         if (a.has(k)) check_writable(std::string("--") + k, a.str(k, ""));
-    const std::string dir = a.str("config-dir", platform::default_config_dir());
+    const std::string dir = a.config_dir();
     train::model_spec m;
     try {
         m = train::load_model(a.str("model", ""), dir);

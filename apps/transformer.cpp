@@ -1,5 +1,6 @@
 #include "apps/transformer.h"
 
+#include <set>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -25,8 +26,17 @@ bool is_transformer_workload(const std::string& w) {
 }
 
 int cmd_transformer(const args& a, const platform::platform_config& cfg, const std::string& workload) {
-    for (const char* k : {"m", "k", "n", "dtype", "program"})
-        if (a.has(k)) throw usage_error(std::string("--") + k + " does not apply to --workload " + workload);
+    // The options each kernel reads; any other workload option is a mistake worth naming.
+    const bool adam = workload == "adam";
+    std::set<std::string> applies = adam ? std::set<std::string>{"rows", "cols", "step", "lr"}
+                                         : std::set<std::string>{"seq", "hidden", "forward-only"};
+    if (workload != "attention" && !adam) applies.insert("ffn");
+    if (workload != "mlp" && !adam) applies.insert({"heads", "no-causal"});
+    if (workload == "decoder") applies.insert("norm");
+    for (const char* k : {"m", "k", "n", "dtype", "program", "seq", "hidden", "heads", "ffn", "rows", "cols", "step",
+                          "lr", "norm", "forward-only", "no-causal"})
+        if (a.has(k) && !applies.count(k))
+            throw usage_error(std::string("--") + k + " does not apply to --workload " + workload);
     tb::transformer_spec s;
     s.kind = workload == "attention" ? tb::transformer_kind::attention
              : workload == "mlp"     ? tb::transformer_kind::mlp
@@ -53,7 +63,7 @@ int cmd_transformer(const args& a, const platform::platform_config& cfg, const s
     }
     tb::transformer_options opt;
     opt.check = !a.has("no-check");
-    opt.sim.wall_limit_s = a.num("wall-limit", 0);
+    opt.sim.wall_limit_s = a.wall_limit_s();
     if (a.has("quiet")) opt.sim.progress_after_s = 0;
     auto r = tb::run_transformer(cfg, s, opt);
 

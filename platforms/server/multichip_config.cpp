@@ -190,8 +190,10 @@ void add_link_fault(multichip_config& c, const link_fault& f, const fault_origin
         if (f.bandwidth_factor) fail_at(o.at(o.factor), "only a \"degraded\" link has it");
         if (f.extra_latency_ns) fail_at(o.at(o.extra), "only a \"degraded\" link has it");
     } else {
-        if (f.bandwidth_factor && !(*f.bandwidth_factor > 0 && *f.bandwidth_factor < 1))
-            fail_at(o.at(o.factor), "must be > 0 and < 1 (a down link is " + o.down + "), got " +
+        // At least 1e-6: a link a million times slower is as good as down, and smaller factors overflow the
+        // picosecond times of a transfer.
+        if (f.bandwidth_factor && !(*f.bandwidth_factor >= 1e-6 && *f.bandwidth_factor < 1))
+            fail_at(o.at(o.factor), "must be >= 1e-06 and < 1 (a down link is " + o.down + "), got " +
                                         num(*f.bandwidth_factor));
         if (f.extra_latency_ns && !(*f.extra_latency_ns >= 0 && *f.extra_latency_ns <= 1e9))
             fail_at(o.at(o.extra), "must be >= 0 and <= 1e9 ns, got " + num(*f.extra_latency_ns));

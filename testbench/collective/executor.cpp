@@ -20,6 +20,14 @@ collective_executor::collective_executor(sc_core::sc_module_name name, platform:
     if (s.topo.chips() != plat.chips())
         throw std::invalid_argument("the schedule is for " + std::to_string(s.topo.chips()) +
                                     " chips, the platform has " + std::to_string(plat.chips()));
+    // Each buffer alone must fit first, so that the offsets below cannot overflow.
+    uint64_t most = 0;
+    for (uint32_t c = 0; c < plat.chips(); ++c) most = std::max(most, plat.chip(c).buffer_bytes());
+    for (uint64_t b : {s.input_bytes, s.output_bytes, s.scratch_bytes})
+        if (b > most)
+            throw std::invalid_argument("the collective needs a buffer of " + std::to_string(b) +
+                                        " bytes (input, output or scratch); a chip's memory has at most " +
+                                        std::to_string(most));
     m_in_off = 0;
     m_out_off = align(s.input_bytes);
     m_scratch_off = m_out_off + align(s.output_bytes);

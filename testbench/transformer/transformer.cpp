@@ -30,8 +30,14 @@ void validate(const transformer_spec& s, const platform::chip_config& chip) {
     const uint32_t P = std::min({chip.core.sbuf.partitions, chip.core.te.rows, chip.core.te.cols});
     auto bad = [](const std::string& opt, const std::string& why) { throw std::invalid_argument("--" + opt + ": " + why); };
     if (s.kind == transformer_kind::adam) {
-        if (s.rows == 0 || s.cols == 0) bad("rows", "the parameter tensor must be at least 1 x 1");
+        if (s.rows == 0) bad("rows", "the parameter tensor must be at least 1 x 1");
+        if (s.cols == 0) bad("cols", "the parameter tensor must be at least 1 x 1");
+        // Four FP32 tensors of rows x cols live in host memory and HBM: at most 2^26 elements (256 MiB each).
+        if (uint64_t(s.rows) * s.cols > (1ull << 26))
+            bad("cols", std::to_string(s.rows) + " x " + std::to_string(s.cols) +
+                            " parameters is more than the 67108864 (2^26) this workload holds");
         if (s.step == 0) bad("step", "the Adam step number starts at 1");
+        if (!(s.lr > 0 && s.lr <= 10)) bad("lr", "the learning rate must be > 0 and <= 10");
         return;
     }
     auto dim = [&](const char* opt, uint32_t v) {

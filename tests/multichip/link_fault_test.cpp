@@ -154,9 +154,9 @@ TEST_CASE("link faults: bad fault configs name the key path", "[multichip][fault
     REQUIRE_THROWS_WITH(bad(R"({"from":0,"to":4,"state":"down"})"),
                         Catch::Contains("server.faults.links[0]: no link 0->4"));
     REQUIRE_THROWS_WITH(bad(R"({"from":0,"to":1,"state":"degraded","bandwidth_factor":1.5})"),
-                        Catch::Contains("server.faults.links[0].bandwidth_factor: must be > 0 and < 1"));
+                        Catch::Contains("server.faults.links[0].bandwidth_factor: must be >= 1e-06 and < 1"));
     REQUIRE_THROWS_WITH(bad(R"({"from":0,"to":1,"state":"degraded","bandwidth_factor":0})"),
-                        Catch::Contains("server.faults.links[0].bandwidth_factor: must be > 0 and < 1"));
+                        Catch::Contains("server.faults.links[0].bandwidth_factor: must be >= 1e-06 and < 1"));
     REQUIRE_THROWS_WITH(bad(R"({"from":0,"to":1,"state":"degraded","extra_latency_ns":-1})"),
                         Catch::Contains("server.faults.links[0].extra_latency_ns: must be >= 0 and <= 1e9 ns, got -1"));
     REQUIRE_THROWS_WITH(bad(R"({"from":0,"to":1,"state":"degraded","extra_latency_ns":0})"),
