@@ -4,6 +4,7 @@
 #include <ctime>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <random>
@@ -54,6 +55,9 @@ std::vector<hbm_request> read_hbm_trace(std::istream& in, const std::string& nam
         } catch (const std::exception&) {
             fail("bad time '" + f[0] + "' (expected a non-negative number of ns)");
         }
+        // At most 1 s of simulated time: the model steps through every refresh of an idle gap (1 s takes about
+        // 25 s of wall time), and far larger times overflowed its clock cycles (1e20 wrapped to 0.04 us).
+        if (r.time_ns > 1e9) fail("time '" + f[0] + "' is beyond 1e9 ns (1 s of simulated time, the most a trace may span)");
         if (f[1] == "R" || f[1] == "r") r.write = false;
         else if (f[1] == "W" || f[1] == "w") r.write = true;
         else fail("bad command '" + f[1] + "' (expected R or W)");
@@ -67,6 +71,10 @@ std::vector<hbm_request> read_hbm_trace(std::istream& in, const std::string& nam
 }
 
 std::vector<hbm_request> read_hbm_trace_file(const std::string& file, uint64_t capacity) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(file, ec)) throw std::runtime_error(file + ": is a directory, not a trace file");
+    if (std::filesystem::exists(file, ec) && !std::filesystem::is_regular_file(file, ec))
+        throw std::runtime_error(file + ": not a regular file (a trace is a text file of `time_ns R|W address size` lines)");
     std::ifstream in(file);
     if (!in) throw std::runtime_error(file + ": cannot open trace file");
     return read_hbm_trace(in, file, capacity);
@@ -222,21 +230,19 @@ int hbm_trace_main(int argc, char** argv) {
             if (a.rfind("--", 0) != 0) throw usage_error("unexpected argument '" + a + "'");
             std::string k = a.substr(2), val;
             auto eq = k.find('=');
-            if (eq != std::string::npos) {
-                val = k.substr(eq + 1);
-                k = k.substr(0, eq);
-            } else if (k == "stats") {
-                val = "1";
-            } else {
-                if (i + 1 >= argc) throw usage_error("--" + k + " needs a value");
-                val = argv[++i];
-            }
+            if (eq != std::string::npos) val = k.substr(eq + 1), k = k.substr(0, eq);
             static const char* known[] = {"memspec", "stacks", "trace", "pattern", "requests", "size", "stride",
                                           "mix", "seed", "scheduler", "page-policy", "refresh", "mapping",
                                           "queue-depth", "write-queue-depth", "outstanding", "config-dir", "stats"};
             bool ok = false;
             for (const char* kn : known) ok = ok || k == kn;
             if (!ok) throw usage_error("unknown option --" + k);
+            if (opt.count(k)) throw usage_error("option --" + k + " given twice");
+            if (eq == std::string::npos) {
+                if (k == "stats") val = "1";
+                else if (i + 1 >= argc) throw usage_error("--" + k + " needs a value");
+                else val = argv[++i];
+            }
             opt[k] = val;
         }
         auto get = [&](const char* k, const std::string& d) { return opt.count(k) ? opt[k] : d; };
@@ -276,6 +282,8 @@ int hbm_trace_main(int argc, char** argv) {
             else if (k == "strided") p.kind = hbm_pattern_kind::strided;
             else throw usage_error("--pattern: '" + k + "' is not one of sequential, random, strided");
             p.requests = get_u("requests", p.requests);
+            if (p.requests == 0 || p.requests > 100000000)
+                throw usage_error("--requests: " + std::to_string(p.requests) + " is outside 1 .. 100000000 (they are generated in memory)");
             p.size = get_u("size", p.size);
             p.stride = get_u("stride", p.stride);
             p.seed = get_u("seed", p.seed);

@@ -54,6 +54,9 @@ TEST_CASE("trace errors name file and line", "[hbm][trace]") {
     CHECK_THAT(parse_error("0 R 0x10000000 64\n"), Contains("t.trace:1: request [0x10000000, +64) is beyond"));
     CHECK_THAT(parse_error("0 W 0 0\n"), Contains("t.trace:1: bad size '0'"));
     CHECK_THAT(parse_error("-1 W 0 4\n"), Contains("t.trace:1: bad time '-1'"));
+    // Times past 1e9 ns used to wrap to a tiny simulated time (1e20) or run for hours (1e12, every refresh stepped).
+    CHECK_THAT(parse_error("0 R 0 64\n1e20 R 0x40 64\n"), Contains("t.trace:2: time '1e20' is beyond 1e9 ns"));
+    CHECK(parse_error("1e9 R 0 64\n") == "no error");
 }
 
 TEST_CASE("synthetic patterns", "[hbm][trace]") {
@@ -96,4 +99,9 @@ TEST_CASE("hbm_trace_main runs patterns and traces and rejects bad options", "[h
     CHECK(run_main({"trnsim", "hbm", "--bogus", "1"}) == 2);
     CHECK(run_main({"trnsim", "hbm", "--mix", "2-1"}) == 2);
     CHECK(run_main({"trnsim", "hbm", "--trace", "/nonexistent.trace", "--config-dir", TRNSIM_CONFIG_DIR}) == 1);
+    CHECK(run_main({"trnsim", "hbm", "--trace", "/tmp", "--config-dir", TRNSIM_CONFIG_DIR}) == 1);      // a directory
+    CHECK(run_main({"trnsim", "hbm", "--trace", "/dev/zero", "--config-dir", TRNSIM_CONFIG_DIR}) == 1);  // a device
+    CHECK(run_main({"trnsim", "hbm", "--requests", "5", "--requests", "6"}) == 2);                      // twice
+    CHECK(run_main({"trnsim", "hbm", "--requests", "1000000000"}) == 2);                                // memory
+    CHECK(run_main({"trnsim", "hbm", "--requests", "100", "--bogus"}) == 2);                            // unknown, last
 }
