@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -271,6 +272,12 @@ int cmd_sweep(const args& a) {
 
     if (a.has("emit")) {
         if (a.str("emit", "") != "slurm") throw usage_error("--emit: only 'slurm' is available");
+        // What goes into #SBATCH lines must be one plain word of Slurm's syntax (a newline would add a command).
+        if (a.has("partition") && !std::regex_match(a.str("partition", ""), std::regex("[A-Za-z0-9_.,-]+")))
+            throw usage_error("--partition: '" + a.str("partition", "") + "' is not a partition name (letters, digits, _ . , -)");
+        if (a.has("time") && !std::regex_match(a.str("time", ""), std::regex("([0-9]+-)?[0-9]+(:[0-9]+){0,2}")))
+            throw usage_error("--time: '" + a.str("time", "") + "' is not a Slurm time (MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM:SS)");
+        if (a.has("max-parallel") && a.u32("max-parallel", 1) == 0) throw usage_error("--max-parallel: must be >= 1");
         fs::create_directories(d.root / "slurm");
         std::string cmds;
         for (size_t i : pending) {
@@ -285,7 +292,7 @@ int cmd_sweep(const args& a) {
            << "#SBATCH --job-name=trnsim-" << m.spec.name << "\n";
         if (!pending.empty()) {
             sb << "#SBATCH --array=" << index_ranges(pending);
-            if (a.has("max-parallel")) sb << "%" << a.u64("max-parallel", 1);
+            if (a.has("max-parallel")) sb << "%" << a.u32("max-parallel", 1);
             sb << "\n";
         }
         sb << "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n"

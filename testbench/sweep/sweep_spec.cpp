@@ -1,5 +1,6 @@
 #include "testbench/sweep/sweep_spec.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -43,6 +44,9 @@ struct rng {
     }
     double uniform() { return double(next() >> 11) * (1.0 / 9007199254740992.0); }  // [0, 1)
 };
+
+// The most points a sweep may have (each is a process and a row): a larger grid or sample count is a mistake.
+constexpr uint64_t MAX_POINTS = 1000000;
 
 json range_value(const axis& a, double u) {
     double v = a.log ? std::exp(std::log(a.lo) + u * (std::log(a.hi) - std::log(a.lo))) : a.lo + u * (a.hi - a.lo);
@@ -94,6 +98,11 @@ spec parse(const json& j, const std::string& source) {
         return j[k].get<std::string>();
     };
     s.name = str("name", "sweep");
+    // The name becomes a directory, a Slurm job name and log names: one plain word.
+    for (char c : s.name)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '+'))
+            fail(source, "name", "'" + s.name + "' may hold only letters, digits and _ - . +");
+    if (s.name.empty()) fail(source, "name", "must not be empty");
     s.preset = str("preset", "");
     s.config_file = str("config", "");
     if (!s.preset.empty() && !s.config_file.empty()) fail(source, "config", "give preset or config, not both");
@@ -110,6 +119,7 @@ spec parse(const json& j, const std::string& source) {
         return j[k].get<uint64_t>();
     };
     s.samples = uint("samples", 0);
+    if (s.samples > MAX_POINTS) fail(source, "samples", "at most " + std::to_string(MAX_POINTS) + " points, got " + std::to_string(s.samples));
     s.seed = uint("seed", 1);
     if (s.mode == "random" && s.samples == 0) fail(source, "samples", "mode \"random\" needs samples >= 1");
     if (s.mode == "grid" && j.contains("samples")) fail(source, "samples", "only for mode \"random\"");
@@ -117,6 +127,7 @@ spec parse(const json& j, const std::string& source) {
     const json& axes = j.value("axes", json::array());
     if (!axes.is_array()) fail(source, "axes", "expected an array of axes");
     std::set<std::string> names;
+    uint64_t grid_points = 1;
     for (size_t i = 0; i < axes.size(); ++i) {
         const std::string p = "axes[" + std::to_string(i) + "]";
         const json& aj = axes[i];
@@ -124,9 +135,20 @@ spec parse(const json& j, const std::string& source) {
         for (auto it = aj.begin(); it != aj.end(); ++it)
             if (!std::set<std::string>{"name", "key", "values", "range", "steps", "log", "integer"}.count(it.key()))
                 fail(source, p + "." + it.key(), "unknown key (known: name, key, values, range, steps, log, integer)");
+        // Typed members, each error naming its key path.
+        auto text = [&](const char* k, const std::string& def) {
+            if (!aj.contains(k)) return def;
+            if (!aj[k].is_string()) fail(source, p + "." + k, "expected a string, got " + aj[k].dump());
+            return aj[k].get<std::string>();
+        };
+        auto flag = [&](const char* k) {
+            if (!aj.contains(k)) return false;
+            if (!aj[k].is_boolean()) fail(source, p + "." + k, "expected true or false, got " + aj[k].dump());
+            return aj[k].get<bool>();
+        };
         axis a;
-        a.key = aj.value("key", "");
-        a.name = aj.value("name", a.key);
+        a.key = text("key", "");
+        a.name = text("name", a.key);
         if (a.name.empty()) fail(source, p, "an axis needs a \"key\" or a \"name\"");
         if (!names.insert(a.name).second) fail(source, p + ".name", "axis '" + a.name + "' appears twice");
         if (aj.contains("values") == aj.contains("range")) fail(source, p, "give \"values\" or \"range\" (one of them)");
@@ -142,6 +164,8 @@ spec parse(const json& j, const std::string& source) {
                     if (!vs[k].contains("set")) fail(source, vp, "a linked value needs \"set\": {key: value, ...}");
                     v.set = parse_set(vs[k]["set"], source, vp + ".set");
                     if (!a.key.empty()) fail(source, vp, "an axis with \"key\" takes plain values, not objects");
+                    if (vs[k].contains("label") && !vs[k]["label"].is_string())
+                        fail(source, vp + ".label", "expected a string, got " + vs[k]["label"].dump());
                     v.label = vs[k].value("label", std::to_string(k));
                 } else if (vs[k].is_array() || vs[k].is_null()) {
                     fail(source, vp, "expected a number, string, boolean or {label, set}, got " + vs[k].dump());
@@ -160,14 +184,17 @@ spec parse(const json& j, const std::string& source) {
             a.range = true;
             a.lo = r[0].get<double>();
             a.hi = r[1].get<double>();
-            a.log = aj.value("log", false);
-            a.integer = aj.value("integer", false);
+            a.log = flag("log");
+            a.integer = flag("integer");
             if (!(a.lo <= a.hi)) fail(source, p + ".range", "low must not exceed high");
+            if (a.integer && !(std::fabs(a.lo) <= 9007199254740992.0 && std::fabs(a.hi) <= 9007199254740992.0))
+                fail(source, p + ".range", "an integer range must lie within +-2^53");
             if (a.log && a.lo <= 0) fail(source, p + ".range", "a log range needs low > 0");
             if (s.mode == "grid") {
                 if (!aj.contains("steps") || !aj["steps"].is_number_unsigned() || aj["steps"].get<uint64_t>() < 1)
                     fail(source, p + ".steps", "a range axis in grid mode needs steps >= 1");
                 const uint64_t n = aj["steps"].get<uint64_t>();
+                if (n > MAX_POINTS) fail(source, p + ".steps", "at most " + std::to_string(MAX_POINTS) + ", got " + std::to_string(n));
                 for (uint64_t k = 0; k < n; ++k) {
                     json v = range_value(a, n == 1 ? 0.0 : double(k) / double(n - 1));
                     a.values.push_back({label_of(v), {{a.key, v}}});
@@ -175,6 +202,11 @@ spec parse(const json& j, const std::string& source) {
             } else if (aj.contains("steps")) {
                 fail(source, p + ".steps", "only for grid mode (random mode draws from the range)");
             }
+        }
+        if (s.mode == "grid") {
+            grid_points *= a.values.size();  // each factor <= MAX_POINTS and the product kept <= MAX_POINTS: no overflow
+            if (grid_points > MAX_POINTS)
+                fail(source, p, "the grid has more than " + std::to_string(MAX_POINTS) + " points up to this axis");
         }
         s.axes.push_back(std::move(a));
     }

@@ -72,6 +72,13 @@ grep -q '^#SBATCH --array=1,3%2$' grid.out/slurm/sweep.sbatch
 grep -q '^#SBATCH --time=00:10:00$' grid.out/slurm/sweep.sbatch
 grep -q 'sweep --point "$SLURM_ARRAY_TASK_ID" --out' grid.out/slurm/sweep.sbatch
 test "$(wc -l < grid.out/slurm/commands.txt)" -eq 2
+# What goes into #SBATCH lines is checked (a newline in --partition used to add a command to the script).
+for bad in "--partition=gpu$(printf '\n')echo pwned" "--time=abc" "--max-parallel=0"; do
+  set +e; "$trnsim" sweep grid.json --emit slurm "$bad" > emit_bad.txt 2>&1; rc=$?; set -e
+  test "$rc" -eq 2 || { cat emit_bad.txt; exit 1; }
+done
+grep -q "max-parallel: must be >= 1" emit_bad.txt
+if grep -q "pwned" grid.out/slurm/sweep.sbatch; then echo "partition injected"; exit 1; fi
 set +e; "$trnsim" sweep --collect --out grid.out > collect1.txt; rc=$?; set -e
 test "$rc" -eq 1; grep -q "2 ok, 0 failed, 2 missing" collect1.txt
 if command -v parallel >/dev/null; then parallel --will-cite -j 2 < grid.out/slurm/commands.txt; else sh grid.out/slurm/commands.txt; fi

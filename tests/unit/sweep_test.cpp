@@ -91,6 +91,22 @@ TEST_CASE("sweep file mistakes name their key path", "[sweep]") {
     REQUIRE_THROWS_WITH(parse(R"({"axez": []})"), Contains("axez: unknown key"));
     REQUIRE_THROWS_WITH(parse(R"({"axes": [{"key": "a", "values": [1]}, {"key": "a", "values": [2]}]})"),
                         Contains("axis 'a' appears twice"));
+    // Types of axis members name their key path; sizes are bounded (they used to overflow or run out of memory).
+    REQUIRE_THROWS_WITH(parse(R"({"axes": [{"key": "a", "range": [1, 2], "steps": 2, "log": "yes"}]})"),
+                        Contains("axes[0].log: expected true or false, got \"yes\""));
+    REQUIRE_THROWS_WITH(parse(R"({"axes": [{"key": 5, "values": [1]}]})"), Contains("axes[0].key: expected a string"));
+    REQUIRE_THROWS_WITH(parse(R"({"axes": [{"name": "x", "values": [{"label": 5, "set": {"a": 1}}]}]})"),
+                        Contains("axes[0].values[0].label: expected a string"));
+    REQUIRE_THROWS_WITH(parse(R"({"axes": [{"key": "a", "range": [0, 1e300], "steps": 3, "integer": true}]})"),
+                        Contains("axes[0].range: an integer range must lie within +-2^53"));
+    REQUIRE_THROWS_WITH(parse(R"({"axes": [{"key": "a", "range": [0, 1], "steps": 1000000000000}]})"),
+                        Contains("axes[0].steps: at most 1000000"));
+    REQUIRE_THROWS_WITH(parse(R"({"axes": [{"key": "a", "range": [0, 1], "steps": 1000},
+                                           {"key": "b", "range": [0, 1], "steps": 1001}]})"),
+                        Contains("axes[1]: the grid has more than 1000000 points"));
+    REQUIRE_THROWS_WITH(parse(R"({"mode": "random", "samples": 1000000000000, "axes": []})"),
+                        Contains("samples: at most 1000000 points"));
+    REQUIRE_THROWS_WITH(parse("{\"name\": \"a\\necho x\", \"axes\": []}"), Contains("name: 'a\necho x' may hold only"));
 }
 
 TEST_CASE("sweep tables: columns are the union of inputs and outputs, CSV quotes what needs it", "[sweep]") {
