@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <vector>
 
 #include <unistd.h>
@@ -231,6 +232,10 @@ static int run_command(int argc, char** argv) {
     } catch (const tb::sim_error& e) {
         std::cerr << "trnsim " << cmd << ": simulation error: " << e.what() << "\n";
         return 3;
+    } catch (const std::bad_alloc&) {
+        std::cerr << "trnsim " << cmd << ": error: out of memory: what was asked for does not fit this machine's memory "
+                     "(fewer chips, smaller sizes, fewer points or requests)\n";
+        return 1;
     } catch (const std::exception& e) {
         std::cerr << "trnsim " << cmd << ": error: " << e.what() << "\n";
         return 1;

@@ -17,7 +17,8 @@ void parse_window(const std::string& s, tlmx::trace_limits& lim) {
         if (part.empty()) return def;
         char* end = nullptr;
         double v = std::strtod(part.c_str(), &end);
-        if (*end || v < 0) throw usage_error("--timeline-window: '" + part + "' is not a time in ns");
+        // At most 1e9 ns (1 s; the picosecond window of 2^64 ps is 1.8e10 ns).
+        if (*end || !(v >= 0 && v <= 1e9)) throw usage_error("--timeline-window: '" + part + "' is not a time in ns (0 .. 1e9)");
         return uint64_t(v * 1000.0);
     };
     lim.window_begin_ps = num(s.substr(0, colon), 0);
@@ -36,7 +37,7 @@ observers::observers(const args& a, platform::platform_config& cfg) {
         o.noc = a.has("timeline-noc");
         m_timeline = std::make_unique<tb::chip_timeline>(o);
     } else if (a.has("timeline-max-events") || a.has("timeline-window") || a.has("timeline-noc")) {
-        throw usage_error("--timeline-max-events and --timeline-window need --timeline FILE");
+        throw usage_error("--timeline-max-events, --timeline-window and --timeline-noc need --timeline FILE");
     }
     if (a.has("wave")) {
         m_wave_file = a.str("wave", "");
