@@ -89,7 +89,7 @@ const std::vector<std::string>& args::list(const std::string& k) const {
 }
 
 std::string args::config_dir() const {
-    const std::string dir = str("config-dir", platform::default_config_dir());
+    std::string dir = str("config-dir", platform::default_config_dir());
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) throw usage_error("--config-dir " + dir + ": no such directory");
     return dir;

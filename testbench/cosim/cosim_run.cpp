@@ -17,7 +17,6 @@ namespace trnsim::tb {
 
 namespace {
 
-using numerics::dtype;
 
 enum side_t { TLM = 0, RTL = 1 };
 

@@ -10,7 +10,6 @@
 
 namespace trnsim::tb {
 
-using config::config_error;
 using config::node;
 
 namespace {
