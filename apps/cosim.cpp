@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "models/numerics/dtype.h"
+#include "models/tensor_engine/te_config.h"
 #include "platforms/single_chip/factories.h"
 #include "testbench/cosim/cosim_run.h"
 
@@ -74,9 +75,8 @@ void check_rtl_dtype(const std::string& option, numerics::dtype t) {
 }
 
 void check_rtl_wave_file(const std::string& option, const std::string& file) {
-    const size_t dot = file.find_last_of('.');
-    const std::string ext = dot == std::string::npos ? "" : file.substr(dot + 1);
-    if (ext != "fst" && ext != "vcd")
+    const std::string ext = te::wave_format(file);
+    if (ext.empty())
         throw usage_error(option + ": '" + file + "': the waveform format comes from the extension, .fst or .vcd");
     if (!platform::rtl_available()) throw usage_error(option + ": this build has no RTL (-DTRNSIM_RTL=ON)");
     const std::string have = platform::rtl_trace_format();
@@ -85,7 +85,7 @@ void check_rtl_wave_file(const std::string& option, const std::string& file) {
                           " waveform support (configure with -DTRNSIM_RTL_TRACE=" +
                           (ext == "fst" ? "FST" : "VCD") + ")");
     check_writable(option, file);
-    check_writable(option, file.substr(0, dot) + ".wrapper.vcd");  // the transactor's signals, beside it
+    check_writable(option, te::wave_wrapper_file(file));  // the transactor's signals, beside it
 }
 
 int cmd_cosim(const args& a) {

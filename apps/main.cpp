@@ -89,9 +89,10 @@ void write_stats(const app::args& a, nlohmann::json j) {
 
 int cmd_program(const app::args& a, const platform::platform_config& cfg) {
     if (!a.has("program")) throw app::usage_error("--workload program needs --program FILE.json");
-    for (const char* k : {"m", "k", "n", "dtype", "seed", "seq", "hidden", "heads", "ffn", "rows", "cols", "step", "lr",
-                          "norm", "forward-only", "no-causal"})
-        if (a.has(k)) throw app::usage_error(std::string("--") + k + " does not apply to --workload program");
+    std::vector<std::string> gemm_and_transformer = {"m", "k", "n", "dtype", "seed"};
+    gemm_and_transformer.insert(gemm_and_transformer.end(), app::TRANSFORMER_OPTIONS.begin(), app::TRANSFORMER_OPTIONS.end());
+    for (const std::string& k : gemm_and_transformer)
+        if (a.has(k)) throw app::usage_error("--" + k + " does not apply to --workload program");
     auto p = tb::load_program(a.str("program", ""), cfg.chip);
     auto r = tb::run_program(cfg, p, sim_opts(a));
     std::cout << app::format_program_report(cfg, p, r);
@@ -142,9 +143,8 @@ int cmd_run(const app::args& a) {
     if (workload == "program") return cmd_program(a, cfg);
     if (app::is_transformer_workload(workload)) return app::cmd_transformer(a, cfg, workload);
     if (a.has("program")) throw app::usage_error("--program applies to --workload program");
-    for (const char* k : {"seq", "hidden", "heads", "ffn", "rows", "cols", "step", "lr", "norm", "forward-only",
-                          "no-causal"})
-        if (a.has(k)) throw app::usage_error(std::string("--") + k + " applies to the transformer workloads, not gemm");
+    for (const std::string& k : app::TRANSFORMER_OPTIONS)
+        if (a.has(k)) throw app::usage_error("--" + k + " applies to the transformer workloads, not gemm");
     tb::gemm_spec g;
     g.m = a.u64("m", g.m);
     g.k = a.u64("k", g.k);

@@ -66,9 +66,8 @@ void observers::hook(tb::gemm_options& opt) {
     opt.on_finished = [this](platform::chip& chip) {
         (void)chip;
         if (!m_wave_file.empty()) {
-            const size_t dot = m_wave_file.find_last_of('.');
-            m_summary += "  RTL waveforms   " + m_wave_file + " (RTL signals), " + m_wave_file.substr(0, dot) +
-                         ".wrapper.vcd (transactor signals); other cores' engines insert their name\n";
+            m_summary += "  RTL waveforms   " + m_wave_file + " (RTL signals), " + te::wave_wrapper_file(m_wave_file) +
+                         " (transactor signals); other cores' engines insert their name\n";
         }
         if (m_waves) {
             m_waves->close();

@@ -10,7 +10,6 @@
 #include <sstream>
 #include <stdexcept>
 
-#include <unistd.h>
 
 namespace trnsim::app {
 

@@ -21,6 +21,9 @@ trnsim run --workload attention|mlp|decoder|adam [--preset NAME | --config FILE]
   (S, H, F <= 128: one partition tile), --rows 128 --cols 1024 --step 10 --lr 1e-3
 )";
 
+const std::vector<std::string> TRANSFORMER_OPTIONS = {"seq",  "hidden", "heads", "ffn",  "rows",         "cols",
+                                                       "step", "lr",     "norm",  "forward-only", "no-causal"};
+
 bool is_transformer_workload(const std::string& w) {
     return w == "attention" || w == "mlp" || w == "decoder" || w == "adam";
 }
@@ -33,10 +36,10 @@ int cmd_transformer(const args& a, const platform::platform_config& cfg, const s
     if (workload != "attention" && !adam) applies.insert("ffn");
     if (workload != "mlp" && !adam) applies.insert({"heads", "no-causal"});
     if (workload == "decoder") applies.insert("norm");
-    for (const char* k : {"m", "k", "n", "dtype", "program", "seq", "hidden", "heads", "ffn", "rows", "cols", "step",
-                          "lr", "norm", "forward-only", "no-causal"})
-        if (a.has(k) && !applies.count(k))
-            throw usage_error(std::string("--") + k + " does not apply to --workload " + workload);
+    std::vector<std::string> workload_options = {"m", "k", "n", "dtype", "program"};
+    workload_options.insert(workload_options.end(), TRANSFORMER_OPTIONS.begin(), TRANSFORMER_OPTIONS.end());
+    for (const std::string& k : workload_options)
+        if (a.has(k) && !applies.count(k)) throw usage_error("--" + k + " does not apply to --workload " + workload);
     tb::transformer_spec s;
     s.kind = workload == "attention" ? tb::transformer_kind::attention
              : workload == "mlp"     ? tb::transformer_kind::mlp

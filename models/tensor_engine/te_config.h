@@ -32,4 +32,15 @@ struct te_config {
     bool signals = false;                    // sim.signals: drive sc_signals for waveforms (busy, in flight)
 };
 
+// The format an RTL waveform file asks for by its extension: "fst", "vcd", or "" (neither).
+inline std::string wave_format(const std::string& file) {
+    const size_t dot = file.find_last_of('.');
+    const std::string ext = dot == std::string::npos ? "" : file.substr(dot + 1);
+    return ext == "fst" || ext == "vcd" ? ext : "";
+}
+// The transactor's SystemC VCD written beside the RTL waveform FILE.fst / FILE.vcd: FILE.wrapper.vcd.
+inline std::string wave_wrapper_file(const std::string& file) {
+    return file.substr(0, file.find_last_of('.')) + ".wrapper.vcd";
+}
+
 } // namespace trnsim::te

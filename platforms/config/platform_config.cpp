@@ -21,8 +21,6 @@ namespace {
 
 constexpr uint64_t KiB = 1024, GiB = 1024ull * 1024 * 1024;
 
-std::string hex(uint64_t v) { return config::show_hex(v); }
-
 te::te_config parse_te(const node& n) {
     te::te_config c;
     c.rows = uint32_t(n.get_uint("rows", c.rows, 1, 1024));
@@ -37,9 +35,7 @@ te::te_config parse_te(const node& n) {
     c.impl = n.get_choice("impl", "tlm", {"tlm", "rtl"}) == "rtl" ? te::te_impl::rtl : te::te_impl::tlm;
     c.wave_file = n.get_string("wave", "");
     if (!c.wave_file.empty()) {
-        const size_t dot = c.wave_file.find_last_of('.');
-        const std::string ext = dot == std::string::npos ? "" : c.wave_file.substr(dot);
-        if (ext != ".fst" && ext != ".vcd")
+        if (te::wave_format(c.wave_file).empty())
             n.fail("wave", "'" + c.wave_file + "': the waveform format comes from the extension, .fst or .vcd");
         if (c.impl != te::te_impl::rtl)
             n.fail("wave", "'" + c.wave_file + "': waveforms are of the RTL Tensor Engine, but impl is \"tlm\" (set impl to \"rtl\")");
@@ -309,10 +305,10 @@ chip_config parse_chip(const node& n) {
         am.fail("core_stride", "smaller than the core window (" + std::to_string(c.core.window) + " bytes)");
     const uint64_t top = ~0ull;
     if (c.hbm_base > top - c.hbm.capacity_bytes)
-        am.fail("hbm_base", hex(c.hbm_base) + " + the HBM capacity (chip.hbm.capacity_gib) wraps around 2^64");
+        am.fail("hbm_base", config::show_hex(c.hbm_base) + " + the HBM capacity (chip.hbm.capacity_gib) wraps around 2^64");
     if (c.core_stride > (top - c.core.window) / c.cores || c.core_base > top - (uint64_t(c.cores - 1) * c.core_stride + c.core.window))
-        am.fail("core_base", hex(c.core_base) + " + " + std::to_string(c.cores) + " core windows of stride " +
-                                 hex(c.core_stride) + " wrap around 2^64");
+        am.fail("core_base", config::show_hex(c.core_base) + " + " + std::to_string(c.cores) + " core windows of stride " +
+                                 config::show_hex(c.core_stride) + " wrap around 2^64");
     uint64_t hbm_end = c.hbm_base + c.hbm.capacity_bytes;
     uint64_t cores_end = c.core_base + uint64_t(c.cores - 1) * c.core_stride + c.core.window;
     if (c.hbm_base < cores_end && c.core_base < hbm_end)

@@ -215,9 +215,9 @@ core::instruction parse_matmul(const node& n, uint32_t sems, const address_reade
     const uint64_t esz = numerics::size_of(m.in_type);
     // FP8 double row (rows split over planes) and more rows than the array has are the engine's checks (before the
     // run, with their own messages); here the plain case.
-    const bool planes = m.s_plane || m.x_plane || m.k > cc.sbuf.partitions;
-    inside("s_addr", m.s_addr, planes ? 0 : m.k, m.s_stride, uint64_t(m.m) * esz, "SBUF", cc.sbuf_base, cc.sbuf.size());
-    inside("x_addr", m.x_addr, planes ? 0 : m.k, m.x_stride, uint64_t(m.n) * esz, "SBUF", cc.sbuf_base, cc.sbuf.size());
+    const bool engine_checks_rows = m.s_plane || m.x_plane || m.k > cc.sbuf.partitions;
+    inside("s_addr", m.s_addr, engine_checks_rows ? 0 : m.k, m.s_stride, uint64_t(m.m) * esz, "SBUF", cc.sbuf_base, cc.sbuf.size());
+    inside("x_addr", m.x_addr, engine_checks_rows ? 0 : m.k, m.x_stride, uint64_t(m.n) * esz, "SBUF", cc.sbuf_base, cc.sbuf.size());
     inside("y_addr", m.y_addr, m.m, m.y_stride, uint64_t(m.n) * 4, "PSUM", cc.psum_base, cc.psum.size());
     if (m.m > 1 && m.y_stride < uint64_t(m.n) * 4)
         n.fail("y_stride", std::to_string(m.y_stride) + " is less than a result row (" + std::to_string(m.n) +

@@ -21,6 +21,7 @@
 #endif
 
 #include "models/numerics/dtype.h"
+#include "models/tensor_engine/te_config.h"
 #include "platforms/config/output_file.h"
 #include "testbench/rtl_adapter/me_rtl_adapter.h"
 
@@ -117,10 +118,8 @@ public:
     }
 
     void open_trace(const std::string& file) override {
-        const size_t dot = file.find_last_of('.');
-        const std::string ext = dot == std::string::npos ? std::string() : file.substr(dot);
-        const std::string wrapper = file.substr(0, dot) + ".wrapper";
-        for (const std::string& f : {file, wrapper + ".vcd"}) {
+        const std::string ext = te::wave_format(file), wrapper = te::wave_wrapper_file(file);
+        for (const std::string& f : {file, wrapper}) {
             const std::string why = platform::output_file_problem(f);
             if (!why.empty()) {
                 SC_REPORT_ERROR(name(), ("cannot write waveform '" + f + "' (chip.core.te.wave): " + why).c_str());
@@ -129,7 +128,7 @@ public:
         }
         bool opened = false;
 #if VM_TRACE_FST
-        if (ext == ".fst") {
+        if (ext == "fst") {
             m_fst = std::make_unique<VerilatedFstSc>();
             m_top.trace(m_fst.get(), 99);
             m_fst->open(file.c_str());
@@ -137,7 +136,7 @@ public:
         }
 #endif
 #if VM_TRACE_VCD
-        if (ext == ".vcd") {
+        if (ext == "vcd") {
             m_vcd = std::make_unique<VerilatedVcdSc>();
             m_top.trace(m_vcd.get(), 99);
             m_vcd->open(file.c_str());
@@ -151,7 +150,7 @@ public:
             SC_REPORT_ERROR(name(), os.str().c_str());
             return;
         }
-        open_wrapper_trace(wrapper);
+        open_wrapper_trace(wrapper.substr(0, wrapper.size() - 4));  // SystemC adds the .vcd
     }
 
 private:
