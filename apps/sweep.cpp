@@ -246,6 +246,14 @@ int cmd_sweep(const args& a) {
         m.spec.config_file = (fs::absolute(file).parent_path() / m.spec.config_file).lexically_normal().string();
         m.spec.source["config"] = m.spec.config_file;
     }
+    {
+        std::vector<platform::named_file> files{{"the sweep file", file, false}};
+        if (!m.spec.config_file.empty()) files.push_back({"the sweep's config", m.spec.config_file, false});
+        for (const fs::path& f : {d.manifest(), d.root / "results.csv", d.root / "results.json",
+                                  d.root / "slurm" / "sweep.sbatch", d.root / "slurm" / "commands.txt"})
+            files.push_back({"the sweep's output", f.string(), true});
+        check_distinct_files(a, nullptr, files);
+    }
     m.points = sweep::expand(m.spec);
     m.config_dir = fs::absolute(a.config_dir()).string();
     if (m.points.empty()) throw config::config_error(file + ": the sweep has no points");
