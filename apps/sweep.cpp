@@ -282,6 +282,12 @@ int cmd_sweep(const args& a) {
     sweep_dir d{a.has("out") ? fs::path(a.str("out", "")) : file.empty() ? fs::path() : default_out(file)};
     if (d.root.empty()) throw usage_error("give a sweep file or --out DIR\n" + std::string(SWEEP_USAGE));
     d.root = fs::absolute(d.root);
+    {
+        std::error_code ec;
+        const auto st = fs::status(d.root, ec);
+        if (fs::exists(st) && !fs::is_directory(st))
+            throw usage_error("--out " + d.root.string() + ": not a directory (a sweep writes a directory of results)");
+    }
 
     if (a.has("point")) return run_point(d, a.u64("point", 0));
     if (a.has("collect")) return collect(d);

@@ -66,7 +66,8 @@ output_file::output_file(std::string target) : m_target(std::move(target)) {
     struct stat st{};
     const bool exists = ::stat(m_target.c_str(), &st) == 0 && S_ISREG(st.st_mode);
     for (int attempt = 0; attempt < 100 && m_fd < 0; ++attempt) {
-        m_tmp = dir + "/." + p.filename().string() + "." + random_suffix() + ".tmp";
+        // At most 200 bytes of the name, so the temporary of a name near the 255-byte limit is still a name.
+        m_tmp = dir + "/." + p.filename().string().substr(0, 200) + "." + random_suffix() + ".tmp";
         m_fd = ::open(m_tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0666);
         if (m_fd < 0 && errno != EEXIST) {
             const int err = errno;
@@ -130,10 +131,16 @@ void write_file(const std::string& file, std::string_view text) {
 
 captured_output::captured_output(std::string target, const std::string& library_suffix)
     : m_target(std::move(target)), m_out(std::make_unique<output_file>(m_target)) {
+    // The FIFO lives in a private directory under $TMPDIR, or /tmp if that cannot hold one.
     const char* t = std::getenv("TMPDIR");
-    std::string tmpl = std::string(t && *t ? t : "/tmp") + "/trnsim-XXXXXX";
-    if (!::mkdtemp(tmpl.data()))
-        throw output_error("cannot write " + m_target + ": cannot create a temporary directory " + tmpl + ": " +
+    std::string tmpl;
+    for (const std::string& base : {std::string(t && *t ? t : "/tmp"), std::string("/tmp")}) {
+        tmpl = base + "/trnsim-XXXXXX";
+        if (::mkdtemp(tmpl.data())) break;
+        tmpl.clear();
+    }
+    if (tmpl.empty())
+        throw output_error("cannot write " + m_target + ": cannot create a temporary directory in $TMPDIR or /tmp: " +
                            std::strerror(errno));
     m_dir = tmpl;
     m_library_name = m_dir + "/out";
