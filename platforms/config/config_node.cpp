@@ -341,7 +341,6 @@ void apply_override(nlohmann::json& j, const std::string& assignment) {
                 throw config_error(bad + "bad index in '" + printable(part) + "' (expected key[N], N a whole number)");
             indices.push_back(std::stoull(digits));
             part.erase(br, close - br + 1);
-            if (br != part.size()) throw config_error(bad + "bad index in '" + printable(path.substr(start, dot - start)) + "'");
         }
         if (part.empty()) throw config_error(bad + "empty key in '" + printable(path) + "'");
         if (!cur->is_object())
