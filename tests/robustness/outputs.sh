@@ -77,7 +77,7 @@ cmp -s cfg.json cfg.orig || fail "an alias of the config was written"
 expect 0 "result check +PASS" "$trnsim" run $S --stats /dev/null --timeline /dev/null
 
 # 4. --vcd: exactly the file named; a device in place; a full device is an error.
-existed=no; [ -e /dev/null.vcd ] && existed=yes
+existed=no; [ -e /dev/null.vcd ] && existed=yes  # (from an old trnsim: then it must stay as it was)
 expect 0 "waveforms +/dev/null" "$trnsim" run $S --vcd /dev/null
 [ $existed = yes ] || [ ! -e /dev/null.vcd ] || fail "--vcd /dev/null created /dev/null.vcd"
 expect 0 "waveforms +W.VCD" "$trnsim" run $S --vcd W.VCD
@@ -86,9 +86,11 @@ grep -q '^\$enddefinitions' W.VCD || fail "W.VCD is not a whole VCD"
 expect 0 "waveforms +plain" "$trnsim" run $S --vcd plain
 [ -f plain ] && [ ! -e plain.vcd ] || fail "--vcd plain did not write exactly plain"
 tail -n 1 plain | grep -q '^#[0-9]' || fail "plain does not end with the final time stamp"
-expect 1 "trnsim run: error: cannot write /dev/full: No space left on device" "$trnsim" run $S --vcd /dev/full
-expect 1 "trnsim run: error: cannot write /dev/full: No space left on device" "$trnsim" run $S --stats /dev/full
-expect 1 "trnsim run: error: cannot write /dev/full: No space left on device" "$trnsim" run $S --timeline /dev/full
+if [ -c /dev/full ]; then  # (a minimal chroot may have no /dev/full)
+  for o in --vcd --stats --timeline; do
+    expect 1 "trnsim run: error: cannot write /dev/full: No space left on device" "$trnsim" run $S $o /dev/full
+  done
+fi
 # A run that fails leaves the old waveform as it was.
 echo "old waveform" > kept.vcd
 expect 3 "deadlock" "$trnsim" run --workload program --program "$ROB/programs/semaphore_never_signalled.json" --quiet --vcd kept.vcd
