@@ -163,6 +163,7 @@ int cmd_collective(int argc, char** argv) {
     std::vector<std::string> sets = a.list("set");
     if (a.has("timing-only")) sets.push_back("sim.functional=false");
     platform::platform_config cfg = load_multichip(a, sets, "collectives need");
+    check_distinct_files(a, &cfg);
     const std::string what = cfg.preset;
     for (const char* opt : {"link-down", "link-degraded"})
         for (const std::string& v : a.list(opt)) {

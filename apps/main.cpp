@@ -140,6 +140,7 @@ int cmd_run(const app::args& a) {
     if (a.has("stats")) app::check_writable("--stats", a.str("stats", ""));
     tb::sim_options so = sim_opts(a);
     auto cfg = load_cfg(a);
+    app::check_distinct_files(a, &cfg);
     if (workload == "program") return cmd_program(a, cfg);
     if (app::is_transformer_workload(workload)) return app::cmd_transformer(a, cfg, workload);
     if (a.has("program")) throw app::usage_error("--program applies to --workload program");

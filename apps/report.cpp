@@ -6,7 +6,6 @@
 #include <cstdarg>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
@@ -155,6 +154,33 @@ void check_writable(const std::string& option, const std::string& file) {
     if (!why.empty()) throw usage_error(option + " '" + file + "': " + why);
 }
 
+void check_distinct_files(const args& a, const platform::platform_config* cfg, std::vector<platform::named_file> files) {
+    using platform::named_file;
+    if (cfg) {
+        for (size_t i = 0; i < cfg->files.size(); ++i)
+            files.push_back({i == 0 ? (a.has("config") ? "--config" : "--preset") : "the extends chain of " +
+                                         std::string(a.has("config") ? "--config" : "--preset"), cfg->files[i], false});
+        const std::string& wave = cfg->chip.core.te.wave_file;
+        if (!wave.empty() && !a.has("wave")) {
+            files.push_back({"chip.core.te.wave", wave, true});
+            files.push_back({"chip.core.te.wave (its transactor VCD)", te::wave_wrapper_file(wave), true});
+        }
+    } else if (a.has("config")) {
+        files.push_back({"--config", a.str("config", ""), false});
+    }
+    for (const char* k : {"program", "trace", "model"}) {
+        // --model may name a preset (not a file): only a path is an input file.
+        const std::string v = a.has(k) ? a.str(k, "") : "";
+        if (!v.empty() && (std::string(k) != "model" || v.find('/') != std::string::npos || std::filesystem::exists(v)))
+            files.push_back({std::string("--") + k, v, false});
+    }
+    for (const char* k : {"stats", "timeline", "vcd", "wave"})
+        if (a.has(k)) files.push_back({std::string("--") + k, a.str(k, ""), true});
+    if (a.has("wave")) files.push_back({"--wave (its transactor VCD)", te::wave_wrapper_file(a.str("wave", "")), true});
+    const std::string why = platform::same_file_problem(files);
+    if (!why.empty()) throw usage_error(why);
+}
+
 nlohmann::json gemm_result_json(const platform::platform_config& cfg, const tb::gemm_result& r) {
     nlohmann::json j;
     j["config"] = cfg.source;
@@ -201,35 +227,6 @@ nlohmann::json gemm_result_json(const platform::platform_config& cfg, const tb::
     return j;
 }
 
-void write_file_atomic(const std::string& file, const std::string& text) {
-    std::error_code fec;
-    const auto st = std::filesystem::status(file, fec);
-    if (!fec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
-        // A device or FIFO (/dev/null, /dev/stdout, a pipe): written in place, never replaced by a renamed file.
-        std::ofstream out(file, std::ios::binary);
-        out << text;
-        out.close();
-        if (!out) throw std::runtime_error(file + ": write failed");
-        return;
-    }
-    std::string tmp = file + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary);
-        if (!out) throw std::runtime_error(file + ": cannot open for writing");
-        out << text;
-        out.close();
-        if (!out) {
-            std::error_code ec;
-            std::filesystem::remove(tmp, ec);
-            throw std::runtime_error(file + ": write failed");
-        }
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, file, ec);
-    if (ec) {
-        std::filesystem::remove(tmp, ec);
-        throw std::runtime_error(file + ": cannot write (" + ec.message() + ")");
-    }
-}
+void write_file_atomic(const std::string& file, const std::string& text) { platform::write_file(file, text); }
 
 } // namespace trnsim::app

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "platforms/config/output_file.h"
 #include "platforms/config/platform_config.h"
 #include "testbench/gemm/gemm_run.h"
 #include "testbench/program/program.h"
@@ -25,10 +26,17 @@ std::string format_faults(const platform::platform_config& cfg, const std::map<s
 // Removes the host-dependent fields (wall-clock times) so that two runs of the same config and seed give
 // byte-identical files (--no-wall-time).
 void strip_wall_time(nlohmann::json& j);
-// Writes text to `file` atomically (temporary file, then rename): no partial file on failure.
+// Writes text to `file` atomically (platform::write_file: a unique temporary, then rename; devices in place).
 void write_file_atomic(const std::string& file, const std::string& text);
 // Throws usage_error (exit 2) if `file` could not be written later (no such directory, not writable, a directory),
 // so a long run does not end in a write failure.
 void check_writable(const std::string& option, const std::string& file);
+
+class args;
+// Refuses (usage_error, exit 2) before anything runs an output that is the same file as an input or as another
+// output (platform::same_file_problem): the outputs --stats, --timeline, --vcd, --wave and its transactor VCD (or
+// cfg's chip.core.te.wave), the inputs cfg's files (--config / --preset and its extends chain, or --config itself
+// without cfg), --program, --trace, --model (when a file), and `files` (a command's own).
+void check_distinct_files(const args& a, const platform::platform_config* cfg, std::vector<platform::named_file> files = {});
 
 } // namespace trnsim::app

@@ -82,9 +82,14 @@ struct manifest {
 
 manifest load_manifest(const sweep_dir& d) {
     if (!fs::exists(d.manifest())) throw std::runtime_error(d.manifest().string() + ": no manifest (is this a sweep directory?)");
+    const std::string file = d.manifest().string();
     json m = read_json(d.manifest());
+    if (!m.is_object()) throw config::config_error(file + ": expected a sweep manifest (an object), got " + m.type_name());
+    if (!m.contains("spec")) throw config::config_error(file + ": spec: required (the sweep file, as written by trnsim sweep)");
+    if (m.contains("config_dir") && !m["config_dir"].is_string())
+        throw config::config_error(file + ": config_dir: expected a directory name, got " + config::show(m["config_dir"]));
     manifest out;
-    out.spec = sweep::parse(m.at("spec"), d.manifest().string());
+    out.spec = sweep::parse(m["spec"], file + " spec");
     out.points = sweep::expand(out.spec);
     out.config_dir = m.value("config_dir", platform::default_config_dir());
     return out;
@@ -98,22 +103,80 @@ void write_manifest(const sweep_dir& d, const manifest& m, const std::string& sw
     write_file_atomic(d.manifest().string(), j.dump(1) + "\n");
 }
 
-// The point's row if its file exists and belongs to these inputs (else null).
-json finished_row(const sweep_dir& d, const sweep::point& p, const json& inputs) {
+// What is wrong with a point's row ("" if nothing): the keys the sweep reads, with their types.
+std::string row_problem(const json& r) {
+    if (!r.is_object()) return std::string("expected a row (an object), got ") + r.type_name();
+    if (!r.contains("status") || !r["status"].is_string() || (r["status"] != "ok" && r["status"] != "failed"))
+        return "status: expected \"ok\" or \"failed\", got " + (r.contains("status") ? config::show(r["status"]) : "nothing");
+    if (!r.contains("error") || !r["error"].is_string())
+        return "error: expected a string, got " + (r.contains("error") ? config::show(r["error"]) : "nothing");
+    if (!r.contains("outputs") || !r["outputs"].is_object())
+        return "outputs: expected an object, got " + (r.contains("outputs") ? config::show(r["outputs"]) : "nothing");
+    return {};
+}
+
+// The point's row if its file exists and belongs to these inputs (else null). A damaged row (not JSON, a key of the
+// wrong type) counts as not run: it runs again, and `damage` (if given) says which file and key.
+json finished_row(const sweep_dir& d, const sweep::point& p, const json& inputs, std::string* damage = nullptr) {
     const auto f = d.point(p.id);
-    if (!fs::exists(f)) return json();
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(f, ec))) return json();
     try {
         json r = read_json(f);
-        if (r.value("inputs", json()) != inputs) return json();
+        if (r.is_object() && r.value("inputs", json()) != inputs) return json();
+        const std::string why = row_problem(r);
+        if (!why.empty()) throw config::config_error(f.string() + ": " + why);
         return r;
-    } catch (const std::exception&) {
-        return json();  // a damaged row runs again
+    } catch (const std::exception& e) {
+        if (damage) *damage = std::string(e.what()) + " (a damaged row: the point counts as not run)";
+        return json();
     }
 }
 
 json failure_row(const sweep::point& p, const json& inputs, const std::string& error) {
     return {{"id", p.id}, {"index", p.index}, {"status", "failed"}, {"error", error}, {"inputs", inputs},
             {"outputs", json::object()}};
+}
+
+// A point's workload, every field checked by type and range (errors name workload.KEY).
+struct gemm_workload {
+    tb::gemm_spec spec;
+    bool check = false;
+    double wall_limit_s = 0;
+};
+
+gemm_workload parse_workload(const json& w) {
+    using config::config_error;
+    auto bad = [](const std::string& k, const std::string& why) { throw config_error("workload." + k + ": " + why); };
+    for (auto it = w.begin(); it != w.end(); ++it)
+        if (!std::set<std::string>{"name", "m", "k", "n", "dtype", "seed", "check", "wall_limit_s"}.count(it.key()))
+            bad(it.key(), "unknown workload parameter (gemm takes m, k, n, dtype, seed, check, wall_limit_s)");
+    if (w.contains("name") && w["name"] != "gemm") bad("name", "only \"gemm\" is available, got " + w["name"].dump());
+    gemm_workload out;
+    auto num = [&](const char* k, uint64_t def) {
+        if (!w.contains(k)) return def;
+        if (!w[k].is_number_unsigned()) bad(k, "expected a whole number, got " + w[k].dump());
+        return w[k].get<uint64_t>();
+    };
+    out.spec.m = num("m", out.spec.m);
+    out.spec.k = num("k", out.spec.k);
+    out.spec.n = num("n", out.spec.n);
+    out.spec.seed = num("seed", out.spec.seed);
+    if (w.contains("dtype") && !w["dtype"].is_string()) bad("dtype", "expected a type name, got " + w["dtype"].dump());
+    const std::string dt = w.value("dtype", "bf16");
+    auto t = numerics::parse_dtype(dt);
+    if (!t) bad("dtype", "unknown type '" + dt + "' (fp32, tf32, bf16, fp16, fp8_e4m3, fp8_e5m2)");
+    out.spec.dtype = *t;
+    if (w.contains("check") && !w["check"].is_boolean()) bad("check", "expected true or false, got " + w["check"].dump());
+    out.check = w.value("check", false);
+    if (w.contains("wall_limit_s")) {
+        // As --wall-limit: 0 = no limit, at most 1e9 s (the watchdog's clock overflows past that).
+        const json& v = w["wall_limit_s"];
+        if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= 1e9))
+            bad("wall_limit_s", "expected seconds from 0 (no limit) to 1e9, got " + v.dump());
+        out.wall_limit_s = v.get<double>();
+    }
+    return out;
 }
 
 // ---- one point, in this process ----
@@ -130,29 +193,12 @@ int run_point(const sweep_dir& d, size_t index) {
         for (auto& s : p.overrides()) sets.push_back(s);
         const std::string what = m.spec.config_file.empty() ? m.spec.preset : m.spec.config_file;
         auto cfg = platform::load_platform(what, sets, m.config_dir);
-        const json w = p.workload(m.spec);
-        for (auto it = w.begin(); it != w.end(); ++it)
-            if (!std::set<std::string>{"name", "m", "k", "n", "dtype", "seed", "check", "wall_limit_s"}.count(it.key()))
-                throw config::config_error("workload." + it.key() + ": unknown workload parameter (gemm takes m, k, n, dtype, seed, check, wall_limit_s)");
-        if (w.value("name", "gemm") != "gemm") throw config::config_error("workload.name: only \"gemm\" is available");
-        tb::gemm_spec g;
-        auto num = [&](const char* k, uint64_t def) {
-            if (!w.contains(k)) return def;
-            if (!w[k].is_number_unsigned()) throw config::config_error(std::string("workload.") + k + ": expected a whole number, got " + w[k].dump());
-            return w[k].get<uint64_t>();
-        };
-        g.m = num("m", g.m);
-        g.k = num("k", g.k);
-        g.n = num("n", g.n);
-        g.seed = num("seed", g.seed);
-        const std::string dt = w.value("dtype", "bf16");
-        auto t = numerics::parse_dtype(dt);
-        if (!t) throw config::config_error("workload.dtype: unknown type '" + dt + "'");
-        g.dtype = *t;
+        const gemm_workload gw = parse_workload(p.workload(m.spec));
+        tb::gemm_spec g = gw.spec;
         tb::gemm_options opt;
-        opt.check = w.value("check", false);
+        opt.check = gw.check;
         opt.sim.progress_after_s = 0;
-        opt.sim.wall_limit_s = w.value("wall_limit_s", 0.0);
+        opt.sim.wall_limit_s = gw.wall_limit_s;
         auto r = tb::run_gemm(cfg, g, opt);
         json full = gemm_result_json(cfg, r);
         json out = full["result"];
@@ -181,10 +227,12 @@ int collect(const sweep_dir& d, bool quiet = false) {
     size_t ok = 0, failed = 0, missing = 0;
     for (const auto& p : m.points) {
         const json inputs = p.inputs(m.spec);
-        json r = finished_row(d, p, inputs);
+        std::string damage;
+        json r = finished_row(d, p, inputs, &damage);
         if (r.is_null()) {
-            r = {{"id", p.id}, {"index", p.index}, {"status", "missing"}, {"error", "no result yet"}, {"inputs", inputs},
-                 {"outputs", json::object()}};
+            if (!damage.empty() && !quiet) std::cerr << "sweep: " << damage << "\n";
+            r = {{"id", p.id}, {"index", p.index}, {"status", "missing"}, {"error", damage.empty() ? "no result yet" : damage},
+                 {"inputs", inputs}, {"outputs", json::object()}};
             ++missing;
         } else if (r.value("status", "") == "ok") {
             ++ok;
@@ -234,6 +282,12 @@ int cmd_sweep(const args& a) {
     sweep_dir d{a.has("out") ? fs::path(a.str("out", "")) : file.empty() ? fs::path() : default_out(file)};
     if (d.root.empty()) throw usage_error("give a sweep file or --out DIR\n" + std::string(SWEEP_USAGE));
     d.root = fs::absolute(d.root);
+    {
+        std::error_code ec;
+        const auto st = fs::status(d.root, ec);
+        if (fs::exists(st) && !fs::is_directory(st))
+            throw usage_error("--out " + d.root.string() + ": not a directory (a sweep writes a directory of results)");
+    }
 
     if (a.has("point")) return run_point(d, a.u64("point", 0));
     if (a.has("collect")) return collect(d);
@@ -246,9 +300,24 @@ int cmd_sweep(const args& a) {
         m.spec.config_file = (fs::absolute(file).parent_path() / m.spec.config_file).lexically_normal().string();
         m.spec.source["config"] = m.spec.config_file;
     }
+    {
+        std::vector<platform::named_file> files{{"the sweep file", file, false}};
+        if (!m.spec.config_file.empty()) files.push_back({"the sweep's config", m.spec.config_file, false});
+        for (const fs::path& f : {d.manifest(), d.root / "results.csv", d.root / "results.json",
+                                  d.root / "slurm" / "sweep.sbatch", d.root / "slurm" / "commands.txt"})
+            files.push_back({"the sweep's output", f.string(), true});
+        check_distinct_files(a, nullptr, files);
+    }
     m.points = sweep::expand(m.spec);
     m.config_dir = fs::absolute(a.config_dir()).string();
     if (m.points.empty()) throw config::config_error(file + ": the sweep has no points");
+    for (const auto& p : m.points) {  // every point's workload checked before anything runs
+        try {
+            parse_workload(p.workload(m.spec));
+        } catch (const config::config_error& e) {
+            throw config::config_error(file + ": point " + p.id + ": " + e.what());
+        }
+    }
     if (a.has("list")) {
         for (const auto& p : m.points) std::cout << p.id << " " << p.inputs(m.spec).dump() << "\n";
         return 0;
@@ -261,7 +330,9 @@ int cmd_sweep(const args& a) {
     size_t done = 0;
     const bool retry = a.has("retry-failed");
     for (const auto& p : m.points) {
-        json r = finished_row(d, p, p.inputs(m.spec));
+        std::string damage;
+        json r = finished_row(d, p, p.inputs(m.spec), &damage);
+        if (!damage.empty()) std::cerr << "sweep: " << damage << "\n";
         if (!r.is_null() && (r.value("status", "") == "ok" || !retry)) ++done;
         else pending.push_back(p.index);
     }

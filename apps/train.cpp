@@ -83,6 +83,7 @@ int cmd_train(int argc, char** argv) {
             throw usage_error(std::string("--") + k + ": a group all-reduce runs ring or bidir_ring");
 
     const platform::platform_config cfg = load_multichip(a, a.list("set"), "training runs on");
+    check_distinct_files(a, &cfg);
     const std::string& what = cfg.preset;
     try {
         train::validate(p, m, cfg.multichip.chips());

@@ -97,10 +97,55 @@ def load_json(path):
         raise InputError(f"{path}: JSON nested too deeply") from None
 
 
+def write_output(path, write):
+    """Calls write(f) with a binary file whose content becomes `path` (the simulator's rules,
+    platforms/config/output_file.h): a regular file is written to a unique temporary in its directory, created
+    exclusively without following links (a planted link or a user's FILE.tmp is never touched), flushed, then
+    renamed over `path`; a device or FIFO is written in place. Raises OSError (or write's error)."""
+    import secrets
+    import stat
+    try:
+        st = os.stat(path)
+        in_place = stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode)
+        mode = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
+    except FileNotFoundError:
+        in_place, mode = False, None
+    if in_place:
+        with open(path, "wb") as f:
+            write(f)
+        return
+    d, name = os.path.split(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        tmp = os.path.join(d, f".{name}.{secrets.token_hex(5)}.tmp")
+        try:
+            fd = os.open(tmp, flags, 0o666)
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise FileExistsError(f"no unique temporary name beside {path}")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            if mode is not None:
+                os.fchmod(f.fileno(), mode)
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
 def save(fig, outs):
     for o in outs:
+        ext = os.path.splitext(o)[1].lstrip(".").lower()
         try:
-            fig.savefig(o, dpi=110, bbox_inches="tight")
+            write_output(o, lambda f: fig.savefig(f, format=ext, dpi=110, bbox_inches="tight"))
         except Exception as e:  # noqa: BLE001 - OSError, or a backend's error (pgf without LaTeX, ...)
             raise InputError(f"{o}: cannot write the plot ({getattr(e, 'strerror', None) or e})") from None
         print("wrote", o)

@@ -1,5 +1,6 @@
 #include "platforms/config/config_node.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -300,6 +301,7 @@ nlohmann::json parse_json(const std::string& text, const std::string& source) {
 nlohmann::json load_json_file(const std::string& file) {
     std::error_code ec;
     auto st = std::filesystem::status(file, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory) throw config_error(file + ": cannot open file (" + ec.message() + ")");
     if (ec || !std::filesystem::exists(st)) throw config_error(file + ": cannot open file (it does not exist)");
     if (!std::filesystem::is_regular_file(st)) throw config_error(file + ": cannot open file (not a regular file)");
     std::ifstream in(file);
@@ -323,22 +325,61 @@ void apply_override(nlohmann::json& j, const std::string& assignment) {
         if (!valid_utf8(text)) throw config_error("--set " + printable(path) + "=...: the value is not valid UTF-8 text");
         value = text;
     }
+    // Parts separated by '.', each a key optionally followed by [N] indices.
     nlohmann::json* cur = &j;
+    const std::string bad = "--set " + printable(assignment) + ": ";
     size_t start = 0;
     while (true) {
         auto dot = path.find('.', start);
         std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-        if (part.empty()) throw config_error("--set " + assignment + ": empty key in '" + path + "'");
+        std::vector<uint64_t> indices;
+        for (auto br = part.find('['); br != std::string::npos; br = part.find('[')) {
+            const auto close = part.find(']', br);
+            const std::string digits = close == std::string::npos ? "" : part.substr(br + 1, close - br - 1);
+            if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos ||
+                (close + 1 < part.size() && part[close + 1] != '['))
+                throw config_error(bad + "bad index in '" + printable(part) + "' (expected key[N], N a whole number)");
+            indices.push_back(std::stoull(digits));
+            part.erase(br, close - br + 1);
+        }
+        if (part.empty()) throw config_error(bad + "empty key in '" + printable(path) + "'");
         if (!cur->is_object())
-            throw config_error("--set " + assignment + ": '" + path.substr(0, start ? start - 1 : 0) + "' is not an object");
-        if (dot == std::string::npos) {
+            throw config_error(bad + "'" + path.substr(0, start ? start - 1 : 0) + "' is not an object");
+        const bool last = dot == std::string::npos;
+        if (indices.empty() && last) {
             (*cur)[part] = value;
             return;
         }
         cur = &(*cur)[part];
+        std::string at = path.substr(0, start) + part;
+        for (uint64_t i : indices) {
+            if (!cur->is_array())
+                throw config_error(bad + "'" + at + "' is not an array (" + (cur->is_null() ? "not set" : cur->type_name()) +
+                                   "): an index can only change an element that exists");
+            if (i >= cur->size())
+                throw config_error(bad + "'" + at + "' has " + std::to_string(cur->size()) + " element" +
+                                   (cur->size() == 1 ? "" : "s") + ": no index " + std::to_string(i));
+            cur = &(*cur)[size_t(i)];
+            at += "[" + std::to_string(i) + "]";
+        }
+        if (last) {
+            *cur = value;
+            return;
+        }
         if (cur->is_null()) *cur = nlohmann::json::object();
         start = dot + 1;
     }
+}
+
+std::vector<std::string> json_files_in(const std::string& dir) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        std::error_code tec;
+        if (e.is_regular_file(tec) && !tec && e.path().extension() == ".json") out.push_back(e.path().stem().string());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
 }
 
 void merge(nlohmann::json& base, const nlohmann::json& over) {

@@ -86,8 +86,13 @@ nlohmann::json parse_json(const std::string& text, const std::string& source);
 // Reads and parses a file; a missing, unreadable or non-regular file (a directory) is a config_error naming it.
 nlohmann::json load_json_file(const std::string& file);
 
+// The names (without .json) of the regular NAME.json files at the top level of `dir`, sorted. Entries whose type
+// cannot be read (a looping or dangling symbolic link) are left out: naming one gives load_json_file's error.
+std::vector<std::string> json_files_in(const std::string& dir);
+
 // Applies "a.b.c=value" to j (value parsed as JSON if it parses, else taken as a string). Intermediate objects are
-// created; a path through a non-object is an error naming the override.
+// created; a path through a non-object is an error naming the override. A key may index an existing array element,
+// "chip.faults[0].kind=slow" (an index past the end is an error naming the override and the array's size).
 void apply_override(nlohmann::json& j, const std::string& assignment);
 
 // Merges `over` into `base` recursively (objects merge, everything else replaces).

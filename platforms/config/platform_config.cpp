@@ -372,14 +372,7 @@ nlohmann::json fault_option_json(const std::string& option) {
 
 std::string default_config_dir() { return TRNSIM_CONFIG_DIR; }
 
-std::vector<std::string> list_presets(const std::string& dir) {
-    std::vector<std::string> out;
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-        if (e.is_regular_file() && e.path().extension() == ".json") out.push_back(e.path().stem().string());
-    std::sort(out.begin(), out.end());
-    return out;
-}
+std::vector<std::string> list_presets(const std::string& dir) { return config::json_files_in(dir); }
 
 platform_config parse_platform(const nlohmann::json& j, const std::string& source) {
     node root = node::root(j, source);
@@ -427,7 +420,8 @@ platform_config load_platform(const std::string& name_or_file, const std::vector
             return p.string();
         }
         fs::path p = fs::path(dir) / (n + ".json");
-        if (!fs::exists(p)) {
+        std::error_code ec;
+        if (!fs::exists(fs::symlink_status(p, ec))) {
             std::string known;
             for (auto& s : list_presets(dir)) known += (known.empty() ? "" : ", ") + s;
             throw config_error("unknown preset '" + n + "' (presets in " + dir + ": " + known + ")");
@@ -496,6 +490,7 @@ platform_config load_platform(const std::string& name_or_file, const std::vector
         throw;
     }
     p.preset = fs::path(file).stem().string();
+    p.files = chain;
     return p;
 }
 

@@ -47,6 +47,7 @@ struct platform_config {
     chip_config chip;
     multichip_config multichip; // "platform": "server" / "cluster": the chips, links and network (multichip_config.h)
     nlohmann::json source;    // the merged JSON it was parsed from (for --stats and reproducibility)
+    std::vector<std::string> files;  // the files it was read from: the preset or --config file, then its extends chain
 };
 
 // Directory holding the presets (compiled-in source path unless TRNSIM_CONFIG_DIR overrides it at build time).

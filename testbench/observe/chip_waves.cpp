@@ -8,27 +8,39 @@ chip_waves::chip_waves(const std::string& file) : m_file(file) {}
 
 chip_waves::~chip_waves() {
     try {
-        close();
+        close_trace_file();
     } catch (...) {  // SystemC warns (W715) when a file is closed before any cycle was traced; nothing to lose
     }
+    m_capture.reset();  // not closed by close(): an error ended the run, the target is left as it was
 }
 
 void chip_waves::attach(const platform::chip& chip) {
     if (!chip.config().core.signals)
         throw std::invalid_argument(std::string(chip.name()) + ": built without sim.signals, it has no waveform signals");
     if (!m_tf) {
-        std::string base = m_file;
-        if (base.size() > 4 && base.substr(base.size() - 4) == ".vcd") base.resize(base.size() - 4);
-        m_tf = sc_core::sc_create_vcd_trace_file(base.c_str());
+        // SystemC's VCD writer appends ".vcd" to the name it is given and ignores write errors: it writes into a
+        // FIFO whose reader writes exactly m_file (platforms/config/output_file.h), reporting every error.
+        m_capture = std::make_unique<platform::captured_output>(m_file, ".vcd");
+        m_tf = sc_core::sc_create_vcd_trace_file(m_capture->library_name().c_str());
         if (!m_tf) throw std::runtime_error(m_file + ": cannot create the VCD file");
+        sc_core::sc_report_handler::set_actions("tracing timescale unit set", sc_core::SC_INFO,
+                                                sc_core::SC_DO_NOTHING);  // "timescale unit set": as asked
         m_tf->set_time_unit(1, sc_core::SC_PS);
     }
     for (const auto& c : chip.cores) c->trace(m_tf);
 }
 
-void chip_waves::close() {
+void chip_waves::close_trace_file() {
     if (m_tf) sc_core::sc_close_vcd_trace_file(m_tf);
     m_tf = nullptr;
+}
+
+void chip_waves::close() {
+    close_trace_file();
+    if (m_capture) {
+        auto c = std::move(m_capture);
+        c->finish();
+    }
 }
 
 } // namespace trnsim::tb

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "models/collective/groups.h"
+#include "platforms/config/output_file.h"
 #include "testbench/collective/collective_run.h"
 #include "testbench/gemm/gemm_run.h"
 #include "testbench/sweep/process_pool.h"
@@ -550,9 +551,9 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
                     const double ob = std::max(st.pipeline_end_ns, st.dp_end_ns);
                     w.span(optim, "Adam", "compute", ps(ob), ps(ob + st.optimizer_ns));
                 }
-        std::ofstream f(opt.timeline_file);
-        if (!f) throw std::runtime_error("--timeline: cannot write " + opt.timeline_file);
+        std::ostringstream f;
         w.write(f, {{"model", m.name}, {"platform", cfg.preset}, {"replay", opt.replay ? "true" : "false"}});
+        platform::write_file(opt.timeline_file, f.str());
     }
     r.wall_s = std::chrono::duration<double>(clock_type::now() - t_start).count();
     return r;

@@ -18,19 +18,15 @@ uint64_t model_spec::layer_params() const {
 uint64_t model_spec::params() const { return layers * layer_params() + 2ull * vocab * hidden + hidden; }
 
 std::vector<std::string> model_presets(const std::string& config_dir) {
-    std::vector<std::string> names;
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(config_dir + "/models", ec))
-        if (e.is_regular_file() && e.path().extension() == ".json") names.push_back(e.path().stem().string());
-    std::sort(names.begin(), names.end());
-    return names;
+    return config::json_files_in(config_dir + "/models");
 }
 
 model_spec load_model(const std::string& what, const std::string& config_dir) {
     std::string file = what;
     if (what.find('/') == std::string::npos && what.find(".json") == std::string::npos) {
         file = config_dir + "/models/" + what + ".json";
-        if (!std::filesystem::exists(file)) {
+        std::error_code ec;
+        if (!std::filesystem::exists(std::filesystem::symlink_status(file, ec))) {
             std::string known;
             for (const auto& n : model_presets(config_dir)) known += (known.empty() ? "" : ", ") + n;
             throw config::config_error("--model: unknown model '" + what + "' (presets: " + known +

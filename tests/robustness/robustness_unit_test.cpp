@@ -7,11 +7,15 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
+
+#include <unistd.h>
 
 #include "models/dma/dma_checksum.h"
 #include "models/dma/dma_descriptor.h"
 #include "platforms/config/config_node.h"
+#include "platforms/config/output_file.h"
 #include "platforms/config/platform_config.h"
 #include "tlm/fault.h"
 
@@ -206,4 +210,130 @@ TEST_CASE("checksums: parts add up, any single byte change is caught, placement 
     auto moved = d;
     moved.dst += 4;
     REQUIRE(dma::checksum_of(moved, read) != whole);
+}
+
+// ---- The output writer (platforms/config/output_file.h) ----
+namespace {
+namespace fs = std::filesystem;
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+void spit(const fs::path& p, const std::string& s) { std::ofstream(p, std::ios::binary) << s; }
+size_t entries(const fs::path& d) { return size_t(std::distance(fs::directory_iterator(d), fs::directory_iterator())); }
+fs::path fresh_dir(const std::string& name) {
+    fs::path d = fs::temp_directory_path() / ("trnsim-robust-" + name + "-" + std::to_string(::getpid()));
+    fs::remove_all(d);
+    fs::create_directories(d);
+    return d;
+}
+} // namespace
+
+TEST_CASE("output_file: a unique temporary, renamed; planted links and a user's FILE.tmp untouched", "[robustness]") {
+    const fs::path d = fresh_dir("out");
+    spit(d / "victim", "victim");
+    fs::create_symlink(d / "victim", d / "a.json.tmp");
+    spit(d / "b.json.tmp", "mine");
+    platform::write_file((d / "a.json").string(), "new a");
+    platform::write_file((d / "b.json").string(), "new b");
+    CHECK(slurp(d / "a.json") == "new a");
+    CHECK(slurp(d / "b.json") == "new b");
+    CHECK(slurp(d / "victim") == "victim");
+    CHECK(fs::is_symlink(d / "a.json.tmp"));
+    CHECK(slurp(d / "b.json.tmp") == "mine");
+    CHECK(entries(d) == 5);  // victim, the link, b.json.tmp, a.json, b.json: no temporary left
+    // Not committed: the target keeps its old content, the temporary goes.
+    {
+        platform::output_file o((d / "a.json").string());
+        o.write("half");
+    }
+    CHECK(slurp(d / "a.json") == "new a");
+    CHECK(entries(d) == 5);
+    // An executable keeps its mode.
+    fs::permissions(d / "b.json", fs::perms::owner_exec, fs::perm_options::add);
+    platform::write_file((d / "b.json").string(), "again");
+    CHECK((fs::status(d / "b.json").permissions() & fs::perms::owner_exec) != fs::perms::none);
+    fs::remove_all(d);
+}
+
+TEST_CASE("output_file: errors keep the system's reason", "[robustness]") {
+    REQUIRE_THROWS_WITH(platform::write_file("/dev/full", "x"), "cannot write /dev/full: No space left on device");
+    REQUIRE_THROWS_WITH(platform::write_file("/nonexistent/dir/x.json", "x"),
+                        "cannot write /nonexistent/dir/x.json: No such file or directory");
+    platform::write_file("/dev/null", "in place");  // a device is written in place
+    CHECK(fs::is_character_file("/dev/null"));
+}
+
+TEST_CASE("captured_output: a library's file by name, exactly the target, its write errors reported", "[robustness]") {
+    const fs::path d = fresh_dir("cap");
+    auto library_writes = [](const platform::captured_output& c, const std::string& text) {
+        FILE* f = std::fopen((c.library_name() + ".vcd").c_str(), "w");
+        REQUIRE(f);
+        std::fputs(text.c_str(), f);
+        std::fclose(f);
+    };
+    {
+        platform::captured_output c((d / "W.VCD").string(), ".vcd");
+        library_writes(c, std::string(300000, 'v'));
+        c.finish();
+    }
+    CHECK(slurp(d / "W.VCD") == std::string(300000, 'v'));
+    CHECK(entries(d) == 1);
+    {
+        platform::captured_output c("/dev/full", ".vcd");
+        library_writes(c, std::string(100000, 'v'));
+        REQUIRE_THROWS_WITH(c.finish(), "cannot write /dev/full: No space left on device");
+    }
+    {  // never opened by the library: an empty file
+        platform::captured_output c((d / "empty.vcd").string(), ".vcd");
+        c.finish();
+    }
+    CHECK(fs::file_size(d / "empty.vcd") == 0);
+    {  // not finished (the run failed): the old file stays
+        platform::captured_output c((d / "W.VCD").string(), ".vcd");
+        library_writes(c, "partial");
+    }
+    CHECK(slurp(d / "W.VCD") == std::string(300000, 'v'));
+    CHECK(entries(d) == 2);
+    fs::remove_all(d);
+}
+
+TEST_CASE("same_file_problem: by identity, not by spelling", "[robustness]") {
+    using platform::named_file;
+    const fs::path d = fresh_dir("same");
+    spit(d / "c.json", "{}");
+    fs::create_hard_link(d / "c.json", d / "hard.json");
+    fs::create_directories(d / "sub");
+    fs::create_directory_symlink(d / "sub", d / "link");
+    const std::string c = (d / "c.json").string();
+    CHECK(platform::same_file_problem({{"--config", c, false}, {"--stats", (d / "hard.json").string(), true}}) ==
+          "--stats " + (d / "hard.json").string() + " is the same file as --config " + c + ": the run would overwrite its input");
+    // New files: the same canonical directory and name.
+    CHECK(platform::same_file_problem({{"--timeline", (d / "sub/n.json").string(), true},
+                                       {"--stats", (d / "link/../link/n.json").string(), true}}) ==
+          "--timeline " + (d / "sub/n.json").string() + " is the same file as --stats " +
+              (d / "link/../link/n.json").string() + ": one output would overwrite the other");
+    CHECK(platform::same_file_problem({{"--config", c, false}, {"--program", c, false}}).empty());  // two inputs
+    CHECK(platform::same_file_problem({{"--stats", "/dev/null", true}, {"--vcd", "/dev/null", true}}).empty());
+    CHECK(platform::same_file_problem({{"--stats", (d / "x.json").string(), true}, {"--vcd", (d / "y.json").string(), true}}).empty());
+    fs::remove_all(d);
+}
+
+TEST_CASE("config overrides: indices change existing array elements; bad ones name the override", "[robustness]") {
+    nlohmann::json j = {{"chip", {{"faults", {{{"kind", "slow"}}, {{"kind", "disable"}}}}}}, {"m", {{1, 2}, {3, 4}}}};
+    config::apply_override(j, "chip.faults[1].kind=corrupt");
+    CHECK(j["chip"]["faults"][1]["kind"] == "corrupt");
+    config::apply_override(j, "m[1][0]=9");
+    CHECK(j["m"][1][0] == 9);
+    config::apply_override(j, "chip.faults[0]={\"kind\":\"error\"}");
+    CHECK(j["chip"]["faults"][0] == nlohmann::json{{"kind", "error"}});
+    REQUIRE_THROWS_WITH(config::apply_override(j, "chip.faults[2].kind=x"),
+                        "--set chip.faults[2].kind=x: 'chip.faults' has 2 elements: no index 2");
+    REQUIRE_THROWS_WITH(config::apply_override(j, "chip.faults[0].kind[0]=x"),
+                        StartsWith("--set chip.faults[0].kind[0]=x: 'chip.faults[0].kind' is not an array (string)"));
+    REQUIRE_THROWS_WITH(config::apply_override(j, "chip.other[0]=1"),
+                        StartsWith("--set chip.other[0]=1: 'chip.other' is not an array (not set)"));
+    REQUIRE_THROWS_WITH(config::apply_override(j, "chip.faults[-1].kind=x"), Contains("bad index in 'faults[-1]'"));
+    REQUIRE_THROWS_WITH(config::apply_override(j, "chip.faults[0"), Contains("expected key.path=value"));
+    REQUIRE_THROWS_WITH(config::apply_override(j, "chip.faults[0=1"), Contains("bad index in 'faults[0'"));
 }
