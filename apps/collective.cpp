@@ -194,7 +194,7 @@ int cmd_collective(int argc, char** argv) {
         if (gib > lim && opt_check)
             throw usage_error("--check on " + std::to_string(p.bytes) + " bytes on " + std::to_string(n) +
                               " chips needs about " + fmt("%.1f", gib) + " GiB of real data (limit --max-data-gib " +
-                              fmt("%g", lim) + "); drop --check (timing only), or use fewer bytes or chips");
+                              fmt("%g", lim) + "); drop --check for a timing-only run (as --timing-only), or use fewer bytes or chips");
         if (gib > lim) {
             platform::set_functional(cfg, false);
             timing_only_why = "real data would need about " + fmt("%.1f", gib) + " GiB, over --max-data-gib " +
