@@ -6,11 +6,11 @@
 namespace trnsim::ve {
 
 struct ve_config {
-    // Defaults: the Trainium2 Vector Engine (trainium-facts.md section 2, NKI2/NC3): 0.96 GHz, 256 FP32 elem/cycle.
+    // Defaults: the Trainium2 Vector Engine (docs/sources.md, NKI2/NC3): 0.96 GHz, 256 FP32 elem/cycle.
     double clock_ghz = 0.96;
     uint32_t elements_per_cycle = 256;    // across all lanes, per input stream
     // Perf mode: elements per cycle when every operand and the result are 16-bit (BF16/FP16); 0 = elements_per_cycle.
-    // Trainium2 Vector Engine: 512 (trainium-facts.md, NKI2/NC3).
+    // Trainium2 Vector Engine: 512 (docs/sources.md, NKI2/NC3).
     uint32_t elements_per_cycle_16bit = 0;
     uint32_t lanes = 128;                 // partitions processed in parallel
     uint32_t pipeline_latency = 16;       // cycles from first element in to first element out (A)

@@ -162,7 +162,7 @@ core::core_config parse_core(const node& n) {
     c.psum = parse_sram(n.child("psum"), psum_def);
     c.dma = parse_dma(n.child("dma"));
     c.vector = parse_ve(n.child("vector"), ve::ve_config{});
-    ve::ve_config scalar_def;  // Trainium2 Scalar Engine: 1.2 GHz, 128 elem/cycle (trainium-facts.md, NKI2/NC3)
+    ve::ve_config scalar_def;  // Trainium2 Scalar Engine: 1.2 GHz, 128 elem/cycle (docs/sources.md, NKI2/NC3)
     scalar_def.clock_ghz = 1.2;
     scalar_def.elements_per_cycle = 128;
     scalar_def.scalar = true;
