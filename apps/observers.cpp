@@ -115,8 +115,8 @@ void observers::hook(tb::gemm_options& opt) {
             if (w.dropped())
                 m_warnings += "WARNING: timeline " + m_timeline_file + " is truncated: " + std::to_string(w.dropped()) +
                               " events over the --timeline-max-events budget of " + std::to_string(w.max_events()) +
-                              " were dropped, from " + time_str(double(w.dropped_from_ps()) / 1000.0) +
-                              " on (raise --timeline-max-events or narrow --timeline-window)\n";
+                              " were dropped: spans ending after " + time_str(double(w.full_until_ps()) / 1000.0) +
+                              " are missing (raise --timeline-max-events or narrow --timeline-window)\n";
         }
     };
 }

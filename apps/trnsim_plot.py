@@ -337,12 +337,15 @@ def load_timeline(f):
     except (TypeError, ValueError):
         raise InputError(f"{f}: key 'otherData.events_dropped_over_budget' is {json.dumps(dropped)}, "
                          "not a whole number") from None
-    return ev, dropped
+    # The writer's own words ("yes: N events ... dropped; spans ending after T us are missing"), if it said any.
+    note = other.get("truncated", "") if isinstance(other, dict) else ""
+    note = note[len("yes: "):] if isinstance(note, str) and note.startswith("yes: ") else ""
+    return ev, dropped, note
 
 
 def utilisation(args):
     f = args.files[0]
-    ev, dropped = load_timeline(f)
+    ev, dropped, note = load_timeline(f)
     names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "thread_name"}
     spans = [e for e in ev if e.get("ph") == "X"]
     if not spans:
@@ -393,8 +396,10 @@ def utilisation(args):
     ax.set_yticklabels([f"{g} (mean of {len(members[g])})" if len(members[g]) > 1 else g for g in order], fontsize=7)
     ax.set_xlabel("simulated time (us)")
     if dropped:
-        ax.set_title(f"TRUNCATED TIMELINE: {dropped} events over the --timeline-max-events budget were dropped\n"
-                     "Per-engine utilisation over time (busy % per time bin; the end is incomplete)", color="red")
+        what = note or f"{dropped} events over the --timeline-max-events budget were dropped"
+        ax.set_title(f"TRUNCATED TIMELINE: {what}\n"
+                     "Per-engine utilisation over time (busy % per time bin; the end is incomplete)", color="red",
+                     fontsize=9)
     else:
         ax.set_title("Per-engine utilisation over time (busy % per time bin)")
     fig.colorbar(im, ax=ax, label="busy %", fraction=0.03, pad=0.02)

@@ -107,8 +107,7 @@ bool trace_event_writer::admit(uint64_t begin_ps, uint64_t end_ps) {
         return false;
     }
     if (m_kept >= m_lim.max_events) {
-        ++m_dropped;
-        m_dropped_from = std::min(m_dropped_from, begin_ps);
+        if (m_dropped++ == 0) m_full_until = end_ps;
         return false;
     }
     ++m_kept;
@@ -170,8 +169,8 @@ void trace_event_writer::write(std::ostream& os, const std::map<std::string, std
     other += ",\"truncated\":\"";
     if (m_dropped) {
         char buf[200];
-        std::snprintf(buf, sizeof buf, "yes: %llu events over the budget of %llu were dropped; spans from %.3f us on are incomplete",
-                      (unsigned long long)m_dropped, (unsigned long long)m_lim.max_events, double(m_dropped_from) / 1e6);
+        std::snprintf(buf, sizeof buf, "yes: %llu events over the budget of %llu were dropped; spans ending after %.3f us are missing",
+                      (unsigned long long)m_dropped, (unsigned long long)m_lim.max_events, double(m_full_until) / 1e6);
         other += buf;
     } else {
         other += "no";

@@ -64,9 +64,9 @@ public:
     uint64_t dropped() const { return m_dropped; }
     uint64_t outside_window() const { return m_outside; }
     uint64_t max_events() const { return m_lim.max_events; }
-    // The earliest start of a span dropped over the budget (the timeline is incomplete from there on); only
-    // meaningful when dropped() > 0.
-    uint64_t dropped_from_ps() const { return m_dropped_from; }
+    // When the budget ran out: the end of the first span dropped over it (spans are recorded as they end, so the
+    // spans ending after it are missing); only meaningful when dropped() > 0.
+    uint64_t full_until_ps() const { return m_full_until; }
     uint64_t first_ps() const { return m_first; }
     uint64_t last_ps() const { return m_last; }
     // The whole document; `meta` entries go to "otherData" (with the counts above).
@@ -90,7 +90,7 @@ private:
     std::string m_meta;    // thread_name / sort-index metadata events
     uint32_t m_next_tid = 1;
     uint64_t m_kept = 0, m_dropped = 0, m_outside = 0;
-    uint64_t m_dropped_from = std::numeric_limits<uint64_t>::max();
+    uint64_t m_full_until = 0;
     uint64_t m_first = std::numeric_limits<uint64_t>::max(), m_last = 0;
 };
 
