@@ -26,8 +26,9 @@ trnsim collective [--platform NAME | --config FILE] [--set key.path=value ...] [
   cluster-...); SIZE in bytes, or with a suffix K/KiB, M/MiB, G/GiB (powers of 1024). Prints the simulated time,
   algbw = bytes / time and busbw = algbw * bus factor (nccl-tests), and link / network port utilisation.
   defaults: --platform trn2-ultraserver-64 --algo ring --dtype fp32 --chunks 1
-  --timing-only moves no data (same timing); --check compares every element of every chip's output with the
-  reference execution (functional runs; refused above --max-data-gib of real data, default 4)
+  --timing-only stores no data (same timing; transfers keep their sizes); --check compares every element of every
+  chip's output with the reference execution. Real data needs about 3 x SIZE per chip (4 x with --check); above
+  --max-data-gib (default 4) of it a run is timing only (said in the report) and --check is refused
   --link-down A-B: the link direction chip A -> chip B carries nothing (routing and the ring algorithms avoid it);
   --link-degraded A-B:F[:NS]: its bandwidth times F (0 < F < 1), its latency plus NS (>= 0); both add to the
   config's server.faults.links (docs/RELIABILITY.md "Link faults")
@@ -181,19 +182,28 @@ int cmd_collective(int argc, char** argv) {
             }
         }
     uint32_t n = cfg.multichip.chips();
+    const bool opt_check = a.has("check");
     if (p.o == collective::op::broadcast && p.root >= n)
         throw usage_error("--root: chip " + std::to_string(p.root) + " does not exist (" + std::to_string(n) + " chips)");
+    // Real data: every chip's memory holds input, output and scratch (about three times the message), plus the
+    // reference's outputs with --check. Without --check, a run whose data would not fit is timing only (the same
+    // timing), and the report says so; --check (which needs the data) is refused instead.
+    std::string timing_only_why;
     if (cfg.functional) {
-        // Real data: every chip holds input, output and scratch (about three times the message), plus the reference.
-        double gib = 6.0 * double(p.bytes) * double(n) / double(1ull << 30);
+        double gib = (opt_check ? 4.0 : 3.0) * double(p.bytes) * double(n) / double(1ull << 30);
         double lim = a.num("max-data-gib", 4);
-        if (gib > lim)
-            throw usage_error("a functional run of " + std::to_string(p.bytes) + " bytes on " + std::to_string(n) +
+        if (gib > lim && opt_check)
+            throw usage_error("--check on " + std::to_string(p.bytes) + " bytes on " + std::to_string(n) +
                               " chips needs about " + fmt("%.1f", gib) + " GiB of real data (limit --max-data-gib " +
-                              fmt("%g", lim) + "); use --timing-only (same timing, no data)");
+                              fmt("%g", lim) + "); drop --check for a timing-only run (as --timing-only), or use fewer bytes or chips");
+        if (gib > lim) {
+            platform::set_functional(cfg, false);
+            timing_only_why = "real data would need about " + fmt("%.1f", gib) + " GiB, over --max-data-gib " +
+                              fmt("%g", lim);
+        }
     }
     tb::collective_options opt;
-    opt.check = a.has("check");
+    opt.check = opt_check;
     opt.seed = a.u64("seed", 1);
     opt.sim.wall_limit_s = a.wall_limit_s();
     if (a.has("quiet")) opt.sim.progress_after_s = 0;
@@ -212,7 +222,10 @@ int cmd_collective(int argc, char** argv) {
                              : fmt("degraded: bandwidth x %g, latency +%g ns", f.factor(), f.extra_ns()))
                   << "\n";
     std::cout << "  message         " << p.bytes << " bytes " << numerics::name_of(p.dt) << ", chunks " << p.chunks
-              << (cfg.functional ? ", real data" : ", timing only") << "\n";
+              << (cfg.functional ? ", real data"
+                                 : timing_only_why.empty() ? ", timing only (sim.functional=false): transfers keep their sizes, no byte is stored"
+                                                           : ", timing only: " + timing_only_why + " (transfers keep their sizes, no byte is stored)")
+              << "\n";
     std::cout << "  schedule        " << r.steps << " steps (" << r.copies << " copies, " << r.reduces
               << " reduces), " << fmt("%.1f", double(r.copy_bytes) / 1048576.0) << " MiB moved by DMA\n";
     std::cout << "  simulated time  " << fmt("%.3f us", r.sim_ns / 1000.0) << "\n";
@@ -246,6 +259,7 @@ int cmd_collective(int argc, char** argv) {
         j["chunks"] = p.chunks;
         j["chips"] = n;
         j["functional"] = cfg.functional;
+        if (!timing_only_why.empty()) j["timing_only_reason"] = timing_only_why;
         j["result"] = {{"sim_ns", r.sim_ns},       {"algbw_gbps", r.algbw_gbps}, {"busbw_gbps", r.busbw_gbps},
                        {"bus_factor", bf},         {"steps", r.steps},           {"copies", r.copies},
                        {"reduces", r.reduces},     {"copy_bytes", r.copy_bytes}, {"wall_s", r.wall_s},

@@ -46,7 +46,8 @@ trnsim run [--preset NAME | --config FILE] [--set key.path=value ...] [--workloa
            [--m M] [--k K] [--n N] [--dtype fp32|tf32|bf16|fp16|fp8_e4m3|fp8_e5m2] [--seed S]
            [--no-check] [--stats FILE.json] [--wall-limit SECONDS] [--config-dir DIR] [--quiet]
            [--timeline FILE.json [--timeline-max-events N] [--timeline-window BEGIN_NS:END_NS] [--timeline-noc]]
-           [--vcd FILE.vcd] [--wave FILE.fst|FILE.vcd (with --set chip.core.te.impl=rtl)]
+           [--vcd FILE.vcd] [--wave FILE.fst|FILE.vcd (with --set chip.core.te.impl=rtl) [--wave-cores 0,1,..|all]]
+  --wave traces core 0's RTL engine (--wave-cores picks others: one file each, tens of MB and a slower run per core)
   defaults: --preset trn2 --workload gemm --m 1024 --k 1024 --n 1024 --dtype bf16 --seed 1
 
 trnsim run [--preset NAME | --config FILE] [--set key.path=value ...] [--fault TARGET:KIND[,key=value...] ...]
@@ -140,6 +141,10 @@ int cmd_run(const app::args& a) {
     if (a.has("stats")) app::check_writable("--stats", a.str("stats", ""));
     tb::sim_options so = sim_opts(a);
     auto cfg = load_cfg(a);
+    if (cfg.multichip.kind != platform::platform_kind::single_chip)
+        throw app::usage_error("'" + cfg.preset + "' is a multi-chip platform (" + std::to_string(cfg.multichip.chips()) +
+                               " chips): trnsim run simulates one chip; use trnsim collective --platform " + cfg.preset +
+                               " (a collective) or trnsim train --platform " + cfg.preset + " (a training step)");
     app::check_distinct_files(a, &cfg);
     if (workload == "program") return cmd_program(a, cfg);
     if (app::is_transformer_workload(workload)) return app::cmd_transformer(a, cfg, workload);
@@ -167,6 +172,7 @@ int cmd_run(const app::args& a) {
     app::observers obs(a, cfg);
     obs.hook(opt);
     auto r = tb::run_gemm(cfg, g, opt);
+    obs.warnings(std::cout);
     std::cout << app::format_gemm_report(cfg, r);
     write_stats(a, app::gemm_result_json(cfg, r));
     obs.report(std::cout);
@@ -211,7 +217,7 @@ static int run_command(int argc, char** argv) {
             return cmd_run(app::args(argc, argv, 2,
                                      {"preset", "config", "set", "workload", "m", "k", "n", "dtype", "seed", "stats",
                                       "wall-limit", "config-dir", "timeline", "timeline-max-events",
-                                      "timeline-window", "vcd", "wave", "fault", "program", "stall-limit-us",
+                                      "timeline-window", "vcd", "wave", "wave-cores", "fault", "program", "stall-limit-us",
                                       "seq", "hidden", "heads", "ffn", "rows", "cols", "step", "lr", "norm"},
                                      {"no-check", "quiet", "timeline-noc", "no-wall-time", "forward-only", "no-causal"}, {"set", "fault"}));
         if (cmd == "plot") return cmd_plot(argc, argv);

@@ -1,6 +1,8 @@
 #include "apps/observers.h"
 
+#include <algorithm>
 #include <sstream>
+#include <vector>
 
 #include "apps/cosim.h"
 #include "apps/report.h"
@@ -25,6 +27,27 @@ void parse_window(const std::string& s, tlmx::trace_limits& lim) {
     lim.window_end_ps = num(s.substr(colon + 1), lim.window_end_ps);
     if (lim.window_end_ps <= lim.window_begin_ps) throw usage_error("--timeline-window: END must be after BEGIN");
 }
+
+// --wave-cores "all" or a comma-separated list of core numbers below `cores`; "all" is the empty list.
+std::vector<uint32_t> parse_wave_cores(const std::string& s, uint32_t cores) {
+    std::vector<uint32_t> out;
+    if (s == "all") return out;
+    size_t pos = 0;
+    while (true) {
+        const size_t comma = s.find(',', pos);
+        const std::string t = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos)
+            throw usage_error("--wave-cores: '" + s + "' is not 'all' or a list of core numbers (e.g. 0,3)");
+        const uint32_t c = uint32_t(std::stoul(t));
+        if (c >= cores)
+            throw usage_error("--wave-cores: core " + t + " does not exist (the chip has " + std::to_string(cores) +
+                              " cores, 0.." + std::to_string(cores - 1) + ")");
+        if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+    }
+    return out;
+}
 } // namespace
 
 observers::observers(const args& a, platform::platform_config& cfg) {
@@ -45,6 +68,12 @@ observers::observers(const args& a, platform::platform_config& cfg) {
         if (cfg.chip.core.te.impl != te::te_impl::rtl)
             throw usage_error("--wave dumps the RTL Tensor Engine: add --set chip.core.te.impl=rtl");
         cfg.chip.core.te.wave_file = m_wave_file;
+        if (a.has("wave-cores")) cfg.chip.wave_cores = parse_wave_cores(a.str("wave-cores", ""), cfg.chip.cores);
+        const auto& wc = cfg.chip.wave_cores;
+        m_wave_what = wc.empty() ? "every core's engine" : wc.size() == 1 ? "core " + std::to_string(wc[0]) + "'s engine"
+                                                                          : std::to_string(wc.size()) + " cores' engines";
+    } else if (a.has("wave-cores")) {
+        throw usage_error("--wave-cores needs --wave FILE.fst");
     }
     if (a.has("vcd")) {
         m_vcd_file = a.str("vcd", "");
@@ -67,7 +96,8 @@ void observers::hook(tb::gemm_options& opt) {
         (void)chip;
         if (!m_wave_file.empty()) {
             m_summary += "  RTL waveforms   " + m_wave_file + " (RTL signals), " + te::wave_wrapper_file(m_wave_file) +
-                         " (transactor signals); other cores' engines insert their name\n";
+                         " (transactor signals) of " + m_wave_what +
+                         "; further traced engines insert their name (--wave-cores selects the cores)\n";
         }
         if (m_waves) {
             m_waves->close();
@@ -82,10 +112,16 @@ void observers::hook(tb::gemm_options& opt) {
             if (w.dropped()) m_summary += ", " + std::to_string(w.dropped()) + " dropped over the --timeline-max-events budget";
             if (w.outside_window()) m_summary += ", " + std::to_string(w.outside_window()) + " outside the window";
             m_summary += "\n";
+            if (w.dropped())
+                m_warnings += "WARNING: timeline " + m_timeline_file + " is truncated: " + std::to_string(w.dropped()) +
+                              " events over the --timeline-max-events budget of " + std::to_string(w.max_events()) +
+                              " were dropped: spans ending after " + time_str(double(w.full_until_ps()) / 1000.0) +
+                              " are missing (raise --timeline-max-events or narrow --timeline-window)\n";
         }
     };
 }
 
 void observers::report(std::ostream& os) const { os << m_summary; }
+void observers::warnings(std::ostream& os) const { os << m_warnings; }
 
 } // namespace trnsim::app

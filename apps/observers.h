@@ -23,13 +23,14 @@ public:
     observers(const args& a, platform::platform_config& cfg);
     ~observers();
     void hook(tb::gemm_options& opt);
-    void report(std::ostream& os) const;
+    void report(std::ostream& os) const;    // the files written, after the report
+    void warnings(std::ostream& os) const;  // what the reader must not miss (a truncated timeline), before it
 
 private:
     std::string m_timeline_file, m_vcd_file, m_wave_file;
     std::unique_ptr<tb::chip_timeline> m_timeline;
     std::unique_ptr<tb::chip_waves> m_waves;
-    std::string m_summary;
+    std::string m_summary, m_warnings, m_wave_what;
 };
 
 } // namespace trnsim::app

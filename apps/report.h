@@ -14,6 +14,8 @@ namespace trnsim::app {
 // printf-style formatting into a std::string (up to 511 characters), and a time in ns as ns / us / ms.
 std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
 std::string time_str(double ns);
+// Wall-clock seconds since the process started (the whole run, for the reports' wall time).
+double process_wall_s();
 
 std::string format_gemm_report(const platform::platform_config& cfg, const tb::gemm_result& r);
 nlohmann::json gemm_result_json(const platform::platform_config& cfg, const tb::gemm_result& r);

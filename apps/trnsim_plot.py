@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """trnsim plots (matplotlib): roofline of runs, Pareto front of a sweep, per-engine utilisation over time.
 
-  trnsim_plot.py roofline STATS.json... | RESULTS.json   -o out.png [-o out.svg]
-  trnsim_plot.py pareto RESULTS.json [--x sim_ns] [--y energy_j] [--size pe_count] [--color array] [--marker workload.dtype]
-  trnsim_plot.py utilisation TIMELINE.json [--bins 200]
+  trnsim_plot.py roofline STATS.json... | RESULTS.json [--group KEY...] [-o out.png] [-o out.svg]
+  trnsim_plot.py pareto RESULTS.json [--x sim_ns] [--y energy_j] [--size pe_count] [--color array] [--marker workload.dtype] [-o FILE]
+  trnsim_plot.py utilisation TIMELINE.json [--bins 200] [-o FILE]
 
 STATS.json is `trnsim run --stats`, RESULTS.json is a sweep's results.json, TIMELINE.json is `trnsim run --timeline`.
-The output format follows each -o file's extension (png, svg, pdf).
+-o FILE (repeatable) names the output; its extension picks the format (png, svg, pdf). Without -o the plot goes to
+KIND.png in the current directory (roofline.png, pareto.png, utilisation.png); every file written is printed.
 """
 import argparse
 import json
@@ -381,12 +382,15 @@ def load_timeline(f):
     except (TypeError, ValueError):
         raise InputError(f"{f}: key 'otherData.events_dropped_over_budget' is {json.dumps(dropped)}, "
                          "not a whole number") from None
-    return ev, dropped
+    # The writer's own words ("yes: N events ... dropped; spans ending after T us are missing"), if it said any.
+    note = other.get("truncated", "") if isinstance(other, dict) else ""
+    note = note[len("yes: "):] if isinstance(note, str) and note.startswith("yes: ") else ""
+    return ev, dropped, note
 
 
 def utilisation(args):
     f = args.files[0]
-    ev, dropped = load_timeline(f)
+    ev, dropped, note = load_timeline(f)
     names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "thread_name"}
     spans = [e for e in ev if e.get("ph") == "X"]
     if not spans:
@@ -436,8 +440,13 @@ def utilisation(args):
     ax.set_yticks(range(len(order)))
     ax.set_yticklabels([f"{g} (mean of {len(members[g])})" if len(members[g]) > 1 else g for g in order], fontsize=7)
     ax.set_xlabel("simulated time (us)")
-    ax.set_title("Per-engine utilisation over time (busy % per time bin)" +
-                 (f"\n(truncated: {dropped} events over the budget were dropped)" if dropped else ""))
+    if dropped:
+        what = note or f"{dropped} events over the --timeline-max-events budget were dropped"
+        ax.set_title(f"TRUNCATED TIMELINE: {what}\n"
+                     "Per-engine utilisation over time (busy % per time bin; the end is incomplete)", color="red",
+                     fontsize=9)
+    else:
+        ax.set_title("Per-engine utilisation over time (busy % per time bin)")
     fig.colorbar(im, ax=ax, label="busy %", fraction=0.03, pad=0.02)
     save(fig, args.o)
 
@@ -462,14 +471,20 @@ def main(argv=None):
     u.add_argument("files", nargs=1)
     u.add_argument("--bins", type=bin_count, default=120, help=f"time bins, 1 to {MAX_BINS} (default 120)")
     for s in (r, q, u):
-        s.add_argument("-o", action="append", required=True, type=output_file,
-                       help="output file (.png, .svg, ...); repeatable")
+        s.add_argument("-o", action="append", type=output_file,
+                       help="output file (.png, .svg, .pdf, ...: the extension picks the format); repeatable; "
+                            "default KIND.png in the current directory")
     if not argv:  # `trnsim plot` alone: a usage error
         p.print_help(sys.stderr)
         return 2
     args = p.parse_args(argv)
     kinds = {"roofline": (roofline, r), "pareto": (pareto, q), "utilisation": (utilisation, u)}
     run, parser = kinds[args.kind]
+    if not args.o:
+        try:
+            args.o = [output_file(f"{args.kind}.png")]
+        except argparse.ArgumentTypeError as e:
+            parser.error(f"argument -o: (default) {e}")
     try:
         run(args)
     except OptionError as e:

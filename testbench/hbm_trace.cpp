@@ -175,14 +175,18 @@ hbm::memspec load_memspec(const std::string& name_or_file, const std::string& co
 
 std::string format_hbm_result(const hbm::hbm_dram_config& cfg, const hbm_run_result& r) {
     const auto& m = cfg.spec;
+    // Latencies of a direction with no request are "none", not an average of nothing.
+    char rd[128] = "none (no reads)", wr[128] = "none (no writes)";
+    if (r.reads) std::snprintf(rd, sizeof rd, "avg %.1f ns, p50 %.0f ns, p99 %.0f ns", r.read_avg_ns, r.read_p50_ns, r.read_p99_ns);
+    if (r.writes) std::snprintf(wr, sizeof wr, "avg %.1f ns, p99 %.0f ns", r.write_avg_ns, r.write_p99_ns);
     char buf[2048];
     std::snprintf(buf, sizeof buf,
                   "hbm           %s, %u stack(s) x %u pseudo-channels, %s, %s page, %s refresh, mapping %s\n"
                   "requests      %llu (%llu R, %llu W)\n"
                   "simulated     %.3f us\n"
                   "bandwidth     %.1f GB/s of %.1f GB/s peak (efficiency %.1f %%)\n"
-                  "read latency  avg %.1f ns, p50 %.0f ns, p99 %.0f ns\n"
-                  "write latency avg %.1f ns, p99 %.0f ns\n"
+                  "read latency  %s\n"
+                  "write latency %s\n"
                   "row hit rate  %.1f %%\n"
                   "refreshes     %llu\n"
                   "speed         %.2f M requests/s (%.3f s wall), %.2f M requests/s of CPU time (%.3f s)\n",
@@ -190,9 +194,8 @@ std::string format_hbm_result(const hbm::hbm_dram_config& cfg, const hbm_run_res
                   hbm::name(cfg.ctrl.page_policy), hbm::name(cfg.ctrl.refresh),
                   (cfg.mapping.empty() ? hbm::default_mapping(m) : cfg.mapping).c_str(),
                   (unsigned long long)(r.reads + r.writes), (unsigned long long)r.reads, (unsigned long long)r.writes,
-                  r.sim_ns / 1000.0, r.bandwidth_gbps, r.peak_gbps, r.efficiency_pct, r.read_avg_ns, r.read_p50_ns,
-                  r.read_p99_ns, r.write_avg_ns, r.write_p99_ns, r.row_hit_rate_pct, (unsigned long long)r.refreshes,
-                  r.requests_per_s / 1e6, r.wall_s, r.requests_per_s_cpu / 1e6, r.cpu_s);
+                  r.sim_ns / 1000.0, r.bandwidth_gbps, r.peak_gbps, r.efficiency_pct, rd, wr, r.row_hit_rate_pct,
+                  (unsigned long long)r.refreshes, r.requests_per_s / 1e6, r.wall_s, r.requests_per_s_cpu / 1e6, r.cpu_s);
     return buf;
 }
 

@@ -107,7 +107,7 @@ bool trace_event_writer::admit(uint64_t begin_ps, uint64_t end_ps) {
         return false;
     }
     if (m_kept >= m_lim.max_events) {
-        ++m_dropped;
+        if (m_dropped++ == 0) m_full_until = end_ps;
         return false;
     }
     ++m_kept;
@@ -165,6 +165,17 @@ void trace_event_writer::write(std::ostream& os, const std::map<std::string, std
     os << "\n],\n\"otherData\":{";
     std::string other = "\"events_kept\":\"" + std::to_string(m_kept) + "\",\"events_dropped_over_budget\":\"" +
                         std::to_string(m_dropped) + "\",\"events_outside_window\":\"" + std::to_string(m_outside) + "\"";
+    // Truncation in words, for whoever opens the file (Perfetto shows otherData under "metadata").
+    other += ",\"truncated\":\"";
+    if (m_dropped) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "yes: %llu events over the budget of %llu were dropped; spans ending after %.3f us are missing",
+                      (unsigned long long)m_dropped, (unsigned long long)m_lim.max_events, double(m_full_until) / 1e6);
+        other += buf;
+    } else {
+        other += "no";
+    }
+    other += "\"";
     for (const auto& [k, v] : meta) {
         other += ",\"";
         escape(other, k);

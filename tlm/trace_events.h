@@ -2,7 +2,7 @@
 // tracks. Plain C++ in picoseconds, no SystemC. A track is a process (pid: a chip) and a name ("core0.te"); spans
 // on one track that overlap are packed into lanes (extra threads named "core0.dma_queue0 #2"), so every thread's
 // slices nest, as trace viewers require. Size is bounded: spans outside [window_begin, window_end) are skipped,
-// and after max_events spans the rest are counted but not kept.
+// and after max_events spans the rest are counted but not kept (the document's otherData says so: "truncated").
 #pragma once
 #include <cstdint>
 #include <limits>
@@ -40,7 +40,7 @@ private:
 };
 
 struct trace_limits {
-    uint64_t max_events = 200000;
+    uint64_t max_events = 1000000;  // ~130 MB of JSON; a 2048^3 GEMM on trn2 (8 cores) records ~280,000
     uint64_t window_begin_ps = 0;
     uint64_t window_end_ps = std::numeric_limits<uint64_t>::max();
 };
@@ -63,6 +63,10 @@ public:
     uint64_t kept() const { return m_kept; }
     uint64_t dropped() const { return m_dropped; }
     uint64_t outside_window() const { return m_outside; }
+    uint64_t max_events() const { return m_lim.max_events; }
+    // When the budget ran out: the end of the first span dropped over it (spans are recorded as they end, so the
+    // spans ending after it are missing); only meaningful when dropped() > 0.
+    uint64_t full_until_ps() const { return m_full_until; }
     uint64_t first_ps() const { return m_first; }
     uint64_t last_ps() const { return m_last; }
     // The whole document; `meta` entries go to "otherData" (with the counts above).
@@ -86,6 +90,7 @@ private:
     std::string m_meta;    // thread_name / sort-index metadata events
     uint32_t m_next_tid = 1;
     uint64_t m_kept = 0, m_dropped = 0, m_outside = 0;
+    uint64_t m_full_until = 0;
     uint64_t m_first = std::numeric_limits<uint64_t>::max(), m_last = 0;
 };
 

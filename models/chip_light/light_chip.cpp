@@ -13,7 +13,19 @@ namespace trnsim::chip_light {
 
 using sc_core::sc_time;
 
-
+namespace {
+// Host-side staging for copies and reduces, one per process rather than one per chip: every light chip's copy() and
+// reduce() run to completion in the calling thread (the executor's one SystemC thread; nothing waits), so no two
+// calls use it at once, and a platform of N chips holds one segment's worth instead of N.
+struct staging {
+    std::vector<uint8_t> a, b;
+    std::vector<float> fa, fb;
+};
+staging& shared_staging() {
+    static thread_local staging s;
+    return s;
+}
+}  // namespace
 
 fabric_memory::fabric_memory(sc_core::sc_module_name name, uint64_t size, double write_latency_ns, bool functional)
     : sc_module(name), in("in"), m_store(size), m_write_latency(write_latency_ns, sc_core::SC_NS),
@@ -85,11 +97,12 @@ uint64_t light_chip::copy(uint64_t src_local, uint64_t dst_global, uint64_t byte
         uint64_t n = std::min(MAX_SEG, bytes - off);
         unsigned char* data = nullptr;
         if (m_p.functional) {
-            m_buf.resize(n);
+            std::vector<uint8_t>& buf = shared_staging().a;
+            buf.resize(n);
             if (!mem.store().contains(src_local + off, n))
                 SC_REPORT_ERROR(name(), "DMA source outside the chip's memory");
-            mem.store().read(src_local + off, m_buf.data(), n);
-            data = m_buf.data();
+            mem.store().read(src_local + off, buf.data(), n);
+            data = buf.data();
         }
         link::flight f = m_dma.reserve({now, now}, n);
         link::transfer_ext ext;
@@ -123,13 +136,14 @@ uint64_t light_chip::reduce(uint64_t dst_local, uint64_t src_local, uint64_t byt
         auto& st = mem.store();
         if (!st.contains(dst_local, bytes) || !st.contains(src_local, bytes))
             SC_REPORT_ERROR(name(), "reduce operand outside the chip's memory");
-        m_buf.resize(bytes);
-        m_buf2.resize(bytes);
-        st.read(dst_local, m_buf.data(), bytes);
-        st.read(src_local, m_buf2.data(), bytes);
+        staging& g = shared_staging();
+        g.a.resize(bytes);
+        g.b.resize(bytes);
+        st.read(dst_local, g.a.data(), bytes);
+        st.read(src_local, g.b.data(), bytes);
         // The reference executor's own arithmetic (one rounding per reduce step), so results match bit for bit.
-        collective::reduce_into(t, m_buf.data(), m_buf2.data(), bytes / numerics::size_of(t), m_fa, m_fb);
-        st.write(dst_local, m_buf.data(), bytes);
+        collective::reduce_into(t, g.a.data(), g.b.data(), bytes / numerics::size_of(t), g.fa, g.fb);
+        st.write(dst_local, g.a.data(), bytes);
     }
     // FCFS on the reduction engine at its rate for this type (rate changes per call: configure each time).
     m_reduce.configure(m_p.reduce_gbps(t), 0);

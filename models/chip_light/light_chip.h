@@ -70,8 +70,6 @@ private:
     link::direction_timeline m_dma;
     tlmx::bw_port m_reduce;
     uint64_t m_reduce_lat_ps;
-    std::vector<uint8_t> m_buf, m_buf2;
-    std::vector<float> m_fa, m_fb;
     tlm::tlm_generic_payload m_gp;
     stats::group m_stats;
     stats::counter m_copies{"copies", "count", "DMA transfers"};

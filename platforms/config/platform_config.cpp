@@ -409,12 +409,19 @@ platform_config load_platform(const std::string& name_or_file, const std::vector
     return load_platform(name_or_file, overrides, std::vector<std::string>{}, dir);
 }
 
+namespace {
+// A config file (a name ending in .json or with a directory), not a preset name.
+bool names_file(const std::string& n) {
+    return (n.size() > 5 && n.substr(n.size() - 5) == ".json") || n.find('/') != std::string::npos;
+}
+} // namespace
+
 platform_config load_platform(const std::string& name_or_file, const std::vector<std::string>& overrides,
                               const std::vector<std::string>& fault_options, const std::string& dir) {
     namespace fs = std::filesystem;
     // A preset name, or a file: relative files named by "extends" are relative to the file that names them.
     auto resolve = [&](const std::string& n, const std::string& from = "") -> std::string {
-        if ((n.size() > 5 && n.substr(n.size() - 5) == ".json") || n.find('/') != std::string::npos) {
+        if (names_file(n)) {
             fs::path p(n);
             if (p.is_relative() && !from.empty()) p = fs::path(from).parent_path() / p;
             return p.string();
@@ -491,6 +498,8 @@ platform_config load_platform(const std::string& name_or_file, const std::vector
     }
     p.preset = fs::path(file).stem().string();
     p.files = chain;
+    p.modified = !fault_options.empty() || names_file(name_or_file) ||
+                 std::any_of(overrides.begin(), overrides.end(), [](const std::string& o) { return o.rfind("sim.", 0) != 0; });
     return p;
 }
 

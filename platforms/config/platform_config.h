@@ -38,12 +38,18 @@ struct chip_config {
     // chip.faults: every injected fault (targets relative to the chip). The HBM's are also in hbm.faults; the
     // builder hands each core the ones below "coreN" and those aimed at "dma" (every engine of every core).
     std::vector<tlmx::fault_spec> faults;
+    // With an RTL waveform (core.te.wave_file): the cores whose engine writes one (--wave-cores; empty = every
+    // core). One file per core; core 0 alone by default, as each costs tens of MB and slows the run.
+    std::vector<uint32_t> wave_cores = {0};
 };
 
 struct platform_config {
     std::string preset;       // name it came from
     std::string description;
     bool functional = true;   // sim.functional: false = timing only (no data moved or computed, same timing)
+    // The design differs from the preset as shipped: a config file, or a --set of a key outside sim.*, or a
+    // --fault (reports quote a preset's published figures only for the unmodified preset).
+    bool modified = false;
     chip_config chip;
     multichip_config multichip; // "platform": "server" / "cluster": the chips, links and network (multichip_config.h)
     nlohmann::json source;    // the merged JSON it was parsed from (for --stats and reproducibility)

@@ -1,5 +1,6 @@
 #include "platforms/single_chip/chip.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "platforms/single_chip/factories.h"
@@ -9,7 +10,8 @@ namespace trnsim::platform {
 
 chip::chip(sc_core::sc_module_name name, const chip_config& cfg)
     : sc_module(name), noc("noc", sc_core::sc_time(cfg.noc.hop_latency_ns, sc_core::SC_NS)), host("host"), m_cfg(cfg),
-      m_pool(cfg.compute_threads), m_stats(basename()) {
+      m_te_untraced(cfg.core.te), m_pool(cfg.compute_threads), m_stats(basename()) {
+    m_te_untraced.wave_file.clear();
     auto hbm = make_hbm("hbm", cfg.hbm);
     m_hbm = std::move(hbm.module);
     m_hbm_stats = hbm.stats;
@@ -19,7 +21,9 @@ chip::chip(sc_core::sc_module_name name, const chip_config& cfg)
     if (cfg.noc.hbm_port_gbps > 0) noc.limit_port(port, cfg.noc.hbm_port_gbps);
     for (uint32_t i = 0; i < cfg.cores; ++i) {
         std::string cn = "core" + std::to_string(i);
-        auto be = make_te_backend(cn + "_te_backend", cfg.core.te, &m_pool);
+        const auto& wc = cfg.wave_cores;
+        const bool traced = wc.empty() || std::find(wc.begin(), wc.end(), i) != wc.end();
+        auto be = make_te_backend(cn + "_te_backend", traced ? cfg.core.te : m_te_untraced, &m_pool);
         auto faults = tlmx::faults_under(cfg.faults, cn);
         for (const auto& f : cfg.faults)
             if (f.target == "dma") faults.push_back(f);  // every engine of every core

@@ -40,6 +40,7 @@ public:
 
 private:
     const chip_config& m_cfg;
+    te::te_config m_te_untraced;  // the engines of cores outside wave_cores: cfg.core.te without its waveform
     te::compute_pool m_pool;  // before the back ends that use it
     std::vector<std::unique_ptr<sc_core::sc_module>> m_backends;
     std::unique_ptr<sc_core::sc_module> m_hbm;

@@ -60,14 +60,30 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
     platform::multichip_platform plat("platform", cfg);
     collective_executor ex("executor", plat, s);
 
-    // Inputs: into every chip's memory and the reference buffers.
-    std::vector<collective::chip_buffers> ref;
-    if (cfg.functional) {
-        ref.resize(r.chips);
+    // Real data costs about three buffers per chip (input, output, scratch) in the chips' memories, and with the
+    // check the reference's outputs: the reference runs first (its inputs and scratch are freed before the
+    // simulation allocates anything), and each chip's input is generated again from the seed into one host buffer
+    // to be loaded, so at no time do the reference and the simulation both hold inputs and scratch.
+    std::vector<std::vector<uint8_t>> want;
+    if (cfg.functional && opt.check) {
+        std::vector<collective::chip_buffers> ref(r.chips);
         for (uint32_t c = 0; c < r.chips; ++c) {
             ref[c].input.resize(s.input_bytes);
             fill_input(ref[c].input, p.dt, opt.seed, c);
-            plat.chip(c).load(ex.buffer_address(c, collective::buffer::input), ref[c].input.data(), s.input_bytes);
+        }
+        collective::execute_reference(s, ref);
+        want.resize(r.chips);
+        for (uint32_t c = 0; c < r.chips; ++c) {
+            want[c] = std::move(ref[c].output);
+            std::vector<uint8_t>().swap(ref[c].input);
+            std::vector<uint8_t>().swap(ref[c].scratch);
+        }
+    }
+    if (cfg.functional) {
+        std::vector<uint8_t> in(s.input_bytes);
+        for (uint32_t c = 0; c < r.chips; ++c) {
+            fill_input(in, p.dt, opt.seed, c);
+            plat.chip(c).load(ex.buffer_address(c, collective::buffer::input), in.data(), s.input_bytes);
         }
     }
 
@@ -96,23 +112,22 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
     r.util = plat.utilisation_summary(ps);
     if (r.chips <= 4096) r.stats = plat.stats().flatten();
 
-    if (cfg.functional && opt.check) {
-        collective::execute_reference(s, ref);
+    if (!want.empty()) {
         r.checked = true;
         size_t es = numerics::size_of(p.dt);
         std::vector<uint8_t> got(s.output_bytes);
         for (uint32_t c = 0; c < r.chips; ++c) {
             plat.chip(c).dump(ex.buffer_address(c, collective::buffer::output), got.data(), s.output_bytes);
-            const auto& want = ref[c].output;
+            const auto& w = want[c];
             for (uint64_t i = 0; i + es <= s.output_bytes; i += es) {
-                if (std::memcmp(got.data() + i, want.data() + i, es) == 0) continue;
+                if (std::memcmp(got.data() + i, w.data() + i, es) == 0) continue;
                 if (r.mismatches++ == 0) {
-                    float g = 0, w = 0;
+                    float g = 0, x = 0;
                     numerics::decode(p.dt, got.data() + i, &g, 1);
-                    numerics::decode(p.dt, want.data() + i, &w, 1);
+                    numerics::decode(p.dt, w.data() + i, &x, 1);
                     char buf[160];
                     std::snprintf(buf, sizeof buf, "chip %u output element %llu: got %.9g, reference %.9g", c,
-                                  static_cast<unsigned long long>(i / es), double(g), double(w));
+                                  static_cast<unsigned long long>(i / es), double(g), double(x));
                     r.first_mismatch = buf;
                 }
             }

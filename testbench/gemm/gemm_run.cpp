@@ -15,6 +15,9 @@
 namespace trnsim::tb {
 
 gemm_result run_gemm(const platform::platform_config& cfg, const gemm_spec& g, const gemm_options& opt) {
+    using clock = std::chrono::steady_clock;
+    auto since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
+    auto t_setup = clock::now();
     const auto& cc = cfg.chip;
     gemm_result r;
     r.spec = g;
@@ -26,6 +29,8 @@ gemm_result run_gemm(const platform::platform_config& cfg, const gemm_spec& g, c
     platform::chip chip("chip0", cc);
     if (opt.on_built) opt.on_built(chip);
     sc_core::sc_start(sc_core::SC_ZERO_TIME);  // finish elaboration: bindings are final, time is 0
+    r.setup_wall_s = since(t_setup);
+    auto t_operands = clock::now();
     // Host: random operands in [-1, 1), quantised to the input type, loaded into HBM.
     std::vector<uint8_t> a_raw, b_raw;
     std::vector<float> at, b;
@@ -45,6 +50,7 @@ gemm_result run_gemm(const platform::platform_config& cfg, const gemm_spec& g, c
                     if (in.dma.src >= layout.a_addr && in.dma.src < layout.c_addr) in.dma.checksum = dma::checksum_of(in.dma, host_read);
     }
     for (uint32_t c = 0; c < cc.cores; ++c) chip.cores[c]->load(std::move(programs[c]));
+    r.operands_wall_s = since(t_operands);
 
     sim_probe probe = make_chip_probe(chip);
     probe.progress_text = [&] {
@@ -91,6 +97,7 @@ gemm_result run_gemm(const platform::platform_config& cfg, const gemm_spec& g, c
     r.energy = energy::estimate(cc.energy, chip_activity(r.stats, "chip0", cc, r.sim_ns * 1e-9));
     r.tflops_per_w = r.energy.avg_power_w() > 0 ? r.achieved_tflops / r.energy.avg_power_w() : 0;
 
+    auto t_check = clock::now();
     std::vector<float> c;
     if (cfg.functional) {
         c.resize(g.m * g.n);
@@ -99,7 +106,7 @@ gemm_result run_gemm(const platform::platform_config& cfg, const gemm_spec& g, c
     }
     if (opt.check && cfg.functional) {
         r.checked = true;
-        std::vector<float> gold = golden_gemm(at, b, g.m, g.k, g.n, r.tiling.kt);
+        std::vector<float> gold = golden_gemm(at, b, g.m, g.k, g.n, r.tiling.kt, 2, opt.sim.progress_after_s);
         for (uint64_t i = 0; i < c.size(); ++i) {
             if (std::memcmp(&c[i], &gold[i], 4) != 0) {
                 if (r.mismatches == 0) {
@@ -126,6 +133,7 @@ gemm_result run_gemm(const platform::platform_config& cfg, const gemm_spec& g, c
         r.error_samples = samples;
         r.pass = r.mismatches == 0;
     }
+    r.check_wall_s = since(t_check);
     return r;
 }
 

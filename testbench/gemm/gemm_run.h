@@ -22,6 +22,9 @@ struct gemm_result {
     gemm_tiling tiling;
     double sim_ns = 0;                 // first instruction to last completion
     double wall_s = 0;                 // simulation only (not data generation or checking)
+    double setup_wall_s = 0;           // compiling the GEMM, building and elaborating the chip
+    double operands_wall_s = 0;        // generating A and B and loading them into HBM (functional runs)
+    double check_wall_s = 0;           // reading C back, the golden GEMM and the comparison
     double flops = 0;
     double achieved_tflops = 0, peak_tflops = 0;
     double te_utilisation = 0;         // useful MACs / (array MACs per cycle * cycles * cores)

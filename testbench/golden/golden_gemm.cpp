@@ -1,6 +1,9 @@
 #include "testbench/golden/golden_gemm.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <cstring>
 #include <thread>
@@ -11,9 +14,9 @@ namespace trnsim::tb {
 
 namespace {
 void rows(const std::vector<float>& at, const std::vector<float>& b, uint64_t m, uint64_t k, uint64_t n,
-          uint64_t k_group, uint64_t i0, uint64_t i1, float* c) {
+          uint64_t k_group, uint64_t i0, uint64_t i1, float* c, std::atomic<uint64_t>* done) {
     std::vector<float> y(n);
-    for (uint64_t i = i0; i < i1; ++i) {
+    for (uint64_t i = i0; i < i1; ++i, ++*done) {
         float* ci = c + i * n;
         for (uint64_t g0 = 0; g0 < k; g0 += k_group) {
             std::fill(y.begin(), y.end(), 0.0f);
@@ -33,13 +36,31 @@ void rows(const std::vector<float>& at, const std::vector<float>& b, uint64_t m,
 } // namespace
 
 std::vector<float> golden_gemm(const std::vector<float>& at, const std::vector<float>& b, uint64_t m, uint64_t k,
-                               uint64_t n, uint64_t k_group, unsigned threads) {
+                               uint64_t n, uint64_t k_group, unsigned threads, double progress_after_s) {
     std::vector<float> c(m * n);
     threads = std::max(1u, std::min<unsigned>(threads, unsigned(m)));
     std::vector<std::thread> pool;
+    std::atomic<uint64_t> done{0};
     for (unsigned t = 0; t < threads; ++t) {
         uint64_t i0 = m * t / threads, i1 = m * (t + 1) / threads;
-        pool.emplace_back(rows, std::cref(at), std::cref(b), m, k, n, k_group, i0, i1, c.data());
+        pool.emplace_back(rows, std::cref(at), std::cref(b), m, k, n, k_group, i0, i1, c.data(), &done);
+    }
+    // A progress line on stderr once the check has taken progress_after_s (as the simulation's, sim_run.h).
+    if (progress_after_s > 0) {
+        using clock = std::chrono::steady_clock;
+        const auto t0 = clock::now();
+        bool printed = false;
+        double next = progress_after_s;
+        while (done.load() < m) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            const double wall = std::chrono::duration<double>(clock::now() - t0).count();
+            if (wall < next) continue;
+            next = wall + 1;
+            std::fprintf(stderr, "\r[%6.1f s wall] golden check: %llu of %llu rows of C   ", wall,
+                         (unsigned long long)done.load(), (unsigned long long)m);
+            printed = true;
+        }
+        if (printed) std::fprintf(stderr, "\n");
     }
     for (auto& th : pool) th.join();
     return c;

@@ -13,7 +13,7 @@ namespace trnsim::tb {
 
 // at: K x M (A transposed), b: K x N, decoded FP32 values; returns C: M x N. Uses `threads` host threads.
 std::vector<float> golden_gemm(const std::vector<float>& at, const std::vector<float>& b, uint64_t m, uint64_t k,
-                               uint64_t n, uint64_t k_group, unsigned threads = 2);
+                               uint64_t n, uint64_t k_group, unsigned threads = 2, double progress_after_s = 0);
 
 // Double-precision dot product for element (i, j).
 double fp64_reference(const std::vector<float>& at, const std::vector<float>& b, uint64_t m, uint64_t k, uint64_t n,

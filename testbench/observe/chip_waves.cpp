@@ -23,8 +23,10 @@ void chip_waves::attach(const platform::chip& chip) {
         m_capture = std::make_unique<platform::captured_output>(m_file, ".vcd");
         m_tf = sc_core::sc_create_vcd_trace_file(m_capture->library_name().c_str());
         if (!m_tf) throw std::runtime_error(m_file + ": cannot create the VCD file");
+        // The kernel announces the unit (Info I703, "tracing timescale unit set") on stdout, in the middle of a
+        // report: it is ours, not news.
         sc_core::sc_report_handler::set_actions("tracing timescale unit set", sc_core::SC_INFO,
-                                                sc_core::SC_DO_NOTHING);  // "timescale unit set": as asked
+                                                sc_core::SC_DO_NOTHING);
         m_tf->set_time_unit(1, sc_core::SC_PS);
     }
     for (const auto& c : chip.cores) c->trace(m_tf);

@@ -17,6 +17,9 @@ if [ "$which" = run ]; then
   "$trnsim" plot roofline st.json -o roof.png -o roof.svg
   "$trnsim" plot utilisation tl.json -o util.png -o util.svg
   check roof.png roof.svg util.png util.svg
+  # Without -o: KIND.png in the current directory, named on stdout.
+  "$trnsim" plot utilisation tl.json | grep -qx "wrote utilisation.png"
+  check utilisation.png
   echo "plots of a run: ok"
   exit 0
 fi
@@ -31,4 +34,6 @@ JSON
 "$trnsim" plot roofline s.out/results.json --group array -o roof_sweep.png
 "$trnsim" plot pareto s.out/results.json -o pareto.png -o pareto.svg
 check roof_sweep.png pareto.png pareto.svg
+"$trnsim" plot roofline s.out/results.json --group array | grep -qx "wrote roofline.png"
+check roofline.png
 echo "plots of a sweep: ok"

@@ -18,6 +18,21 @@ $check "$out/w.$fmt" --var clk --var cmd_valid --var w_data --var m_data --var o
   --var ps_o --var "u_array.w_act[0][0]" \
   --var "x[$((rows - 1))][$((cols - 1))]" --var "ps[$((rows - 1))][0]"
 $check "$out/w.wrapper.vcd" --var clk --var cmd_ready --var w_data --var out_data --var cycle --var jobs_done
+# Several cores: core 0 alone by default (one waveform), --wave-cores picks them (one each, names inserted).
+rm -f "$out"/w.*
+two="run --quiet --m 32 --k 40 --n 70 --dtype bf16 --set chip.cores=2 --set chip.core.te.impl=rtl \
+  --set chip.core.te.rows=$rows --set chip.core.te.cols=$cols"
+# shellcheck disable=SC2086
+"$trnsim" $two --wave "$out/w.$fmt" | grep -E "RTL waveforms .* of core 0's engine"
+test "$(ls "$out"/w*."$fmt" | grep -vc wrapper)" -eq 1
+rm -f "$out"/w.*
+# shellcheck disable=SC2086
+"$trnsim" $two --wave "$out/w.$fmt" --wave-cores all | grep -E "RTL waveforms .* of every core's engine"
+test -f "$out/w.$fmt" && test -f "$out/w.chip0.core1_te_backend.$fmt"
+rm -f "$out"/w.*
+# shellcheck disable=SC2086
+"$trnsim" $two --wave "$out/w.$fmt" --wave-cores 1 >/dev/null
+test "$(ls "$out"/w*."$fmt" | grep -vc wrapper)" -eq 1
 # no --wave, no files (tracing is compiled in but off)
 cd "$out"
 # shellcheck disable=SC2086

@@ -1,22 +1,18 @@
 #!/bin/bash
-# slurm_sweep.sh TRNSIM WORKDIR: a small sweep through a real Slurm on this machine: installs Debian's Slurm
-# (slurmctld, slurmd, slurm-client) if it is missing, starts slurmctld and slurmd on localhost with a private
-# config, submits `trnsim sweep --emit slurm`'s job array with sbatch --wait and collects the rows.
-# Exit 77 (CTest: skipped) if Slurm is not installed and cannot be installed (not root, no package).
+# slurm_sweep.sh TRNSIM WORKDIR: a small sweep through a real Slurm on this machine: starts slurmctld and slurmd on
+# localhost with a private config (its own ports, state and log directories under WORKDIR; both stopped at the end),
+# submits `trnsim sweep --emit slurm`'s job array and collects the rows. It installs nothing and changes nothing
+# outside WORKDIR: Slurm comes from `bash scripts/setup.sh test` (slurmctld, slurmd, slurm-client). Where it cannot
+# run it prints "SKIP: why" and exits 77 (CTest: skipped, by return code and by SKIP_REGULAR_EXPRESSION).
 set -u
 trnsim=$1; work=$2
-skip() { echo "SKIP: $*"; exit 77; }
+skip() { echo "SKIP: slurm/sweep_job_array: $*"; exit 77; }
 
-if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v sbatch >/dev/null; then
-  [ "$(id -u)" -eq 0 ] || skip "Slurm is not installed and this is not root"
-  command -v apt-get >/dev/null || skip "Slurm is not installed and there is no apt-get"
-  export DEBIAN_FRONTEND=noninteractive
-  timeout 100 apt-get install -y -qq --no-install-recommends slurmctld slurmd slurm-client >/dev/null 2>&1 ||
-    { timeout 60 apt-get update -qq >/dev/null 2>&1 &&
-      timeout 100 apt-get install -y -qq --no-install-recommends slurmctld slurmd slurm-client >/dev/null 2>&1; } ||
-    skip "cannot install slurmctld, slurmd, slurm-client"
-fi
-[ "$(id -u)" -eq 0 ] || skip "slurmd needs root here"
+for cmd in slurmctld slurmd sbatch squeue sinfo; do
+  command -v "$cmd" >/dev/null ||
+    skip "Slurm is not installed ($cmd not found; bash scripts/setup.sh test installs slurmctld, slurmd, slurm-client)"
+done
+[ "$(id -u)" -eq 0 ] || skip "slurmd needs root here (this is uid $(id -u))"
 
 set -e
 rm -rf "$work"; mkdir -p "$work"/{state,spool,log}; cd "$work"

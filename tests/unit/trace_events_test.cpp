@@ -70,5 +70,18 @@ TEST_CASE("trace-event writer keeps at most max_events and only spans touching t
     REQUIRE(w.outside_window() == 2);
     std::ostringstream os;
     w.write(os);
-    REQUIRE(nlohmann::json::parse(os.str())["traceEvents"].size() == 3 + 4);  // + name and sort index of 2 lanes
+    const auto doc = nlohmann::json::parse(os.str());
+    REQUIRE(doc["traceEvents"].size() == 3 + 4);  // + name and sort index of 2 lanes
+    // Truncation is spelt out in the document: how many, the budget, and from when the spans are incomplete.
+    REQUIRE(w.full_until_ps() == 150);
+    REQUIRE(doc["otherData"]["truncated"] ==
+            "yes: 1 events over the budget of 3 were dropped; spans ending after 0.000 us are missing");
+}
+
+TEST_CASE("trace-event writer says 'truncated: no' when nothing was dropped", "[timeline]") {
+    tlmx::trace_event_writer w;
+    REQUIRE(w.span(w.track(0, "t"), "s", "c", 0, 10));
+    std::ostringstream os;
+    w.write(os);
+    REQUIRE(nlohmann::json::parse(os.str())["otherData"]["truncated"] == "no");
 }
