@@ -14,7 +14,8 @@ namespace trnsim::app {
 platform::platform_config load_multichip(const args& a, const std::vector<std::string>& sets, const std::string& who);
 
 extern const char* COLLECTIVE_USAGE;
-// argv[1] == "collective". Throws usage_error for bad input (the caller exits 2).
-int cmd_collective(int argc, char** argv);
+extern const option_set COLLECTIVE_OPTIONS;
+// Throws usage_error for bad input (the caller exits 2).
+int cmd_collective(const args& a);
 
 }  // namespace trnsim::app

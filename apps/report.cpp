@@ -2,6 +2,7 @@
 
 #include "apps/args.h"
 #include "platforms/config/output_file.h"
+#include "tlm/time_text.h"
 
 #include <cstdarg>
 #include <cstdio>
@@ -21,10 +22,12 @@ std::string fmt(const char* f, ...) {
     va_end(ap);
     return buf;
 }
+std::string count_text(uint64_t n, const std::string& noun, const std::string& plural) {
+    return std::to_string(n) + " " + (n == 1 ? noun : plural.empty() ? noun + "s" : plural);
+}
+
 std::string time_str(double ns) {
-    if (ns >= 1e6) return fmt("%.3f ms", ns / 1e6);
-    if (ns >= 1e3) return fmt("%.3f us", ns / 1e3);
-    return fmt("%.1f ns", ns);
+    return tlmx::time_text(ns);
 }
 
 namespace {
@@ -38,9 +41,10 @@ std::string format_gemm_report(const platform::platform_config& cfg, const tb::g
     const auto& t = r.tiling;
     std::ostringstream o;
     o << "trnsim GEMM report\n";
-    o << fmt("  platform        %s (%s): %u cores, TE %ux%u @ %.2f GHz%s, HBM %u stacks %.0f GB/s (%s model)\n",
-             cfg.preset.c_str(), c.name.c_str(), c.cores, c.core.te.rows, c.core.te.cols, c.core.te.clock_ghz,
-             te_backend_text(c.core.te), c.hbm.stacks, c.hbm.bandwidth_gbps, c.hbm.model.c_str());
+    o << fmt("  platform        %s (%s): %s, TE %ux%u @ %.2f GHz%s, HBM %s %.0f GB/s (%s model)\n",
+             cfg.preset.c_str(), c.name.c_str(), count_text(c.cores, "core").c_str(), c.core.te.rows, c.core.te.cols,
+             c.core.te.clock_ghz, te_backend_text(c.core.te), count_text(c.hbm.stacks, "stack").c_str(),
+             c.hbm.bandwidth_gbps, c.hbm.model.c_str());
     o << fmt("  workload        GEMM M=%llu K=%llu N=%llu %s -> FP32, seed %llu\n", (unsigned long long)g.m,
              (unsigned long long)g.k, (unsigned long long)g.n, std::string(numerics::name_of(g.dtype)).c_str(),
              (unsigned long long)g.seed);
@@ -111,8 +115,8 @@ std::string format_program_report(const platform::platform_config& cfg, const tb
     const auto& c = cfg.chip;
     std::ostringstream o;
     o << "trnsim program report\n";
-    o << fmt("  platform        %s (%s): %u cores, TE %ux%u @ %.2f GHz%s\n", cfg.preset.c_str(), c.name.c_str(), c.cores,
-             c.core.te.rows, c.core.te.cols, c.core.te.clock_ghz, te_backend_text(c.core.te));
+    o << fmt("  platform        %s (%s): %s, TE %ux%u @ %.2f GHz%s\n", cfg.preset.c_str(), c.name.c_str(),
+             count_text(c.cores, "core").c_str(), c.core.te.rows, c.core.te.cols, c.core.te.clock_ghz, te_backend_text(c.core.te));
     o << "  program         " << p.file << (p.description.empty() ? "" : " - " + p.description) << "\n";
     o << fmt("  instructions    %llu MATMUL, %llu DMA completed\n", (unsigned long long)r.te_instructions,
              (unsigned long long)r.dma_instructions);
