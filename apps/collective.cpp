@@ -134,6 +134,14 @@ const option_set COLLECTIVE_OPTIONS = {{"platform", "config", "set", "config-dir
                                        {"timing-only", "check", "quiet"},
                                        {"set", "link-down", "link-degraded"}};
 
+void require_single_chip(const platform::platform_config& cfg, const std::string& where, const std::string& who,
+                         const std::string& platform_option) {
+    if (cfg.multichip.kind == platform::platform_kind::single_chip) return;
+    throw usage_error(where + ": a platform of " + std::to_string(cfg.multichip.chips()) + " chips; " + who +
+                      " simulates one chip: use trnsim collective " + platform_option +
+                      " (a collective) or trnsim train (a training step)");
+}
+
 int cmd_collective(const args& a) {
     a.no_positional();
     if (!a.has("op")) throw usage_error("--op is required (allreduce, reduce_scatter, allgather, alltoall, broadcast)");

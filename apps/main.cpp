@@ -69,13 +69,8 @@ platform::platform_config load_cfg(const app::args& a) {
     // --config names a file even without a directory or a .json suffix.
     if (a.has("config") && what.find('/') == std::string::npos) what = "./" + what;
     auto cfg = platform::load_platform(what, a.list("set"), a.list("fault"), dir);
-    if (cfg.multichip.kind != platform::platform_kind::single_chip) {
-        const std::string opt = a.has("config") ? "--config" : "--preset";
-        const std::string n = std::to_string(cfg.multichip.chips());
-        throw app::usage_error(opt + " " + what + ": a platform of " + n + " chips; trnsim run simulates one chip: use "
-                               "trnsim collective " + (a.has("config") ? "--config " : "--platform ") + what +
-                               " (a collective) or trnsim train (a training step)");
-    }
+    app::require_single_chip(cfg, (a.has("config") ? "--config " : "--preset ") + what, "trnsim run",
+                             (a.has("config") ? "--config " : "--platform ") + what);
     return cfg;
 }
 

@@ -14,6 +14,7 @@
 
 #include <systemc>
 
+#include "apps/collective.h"
 #include "apps/report.h"
 #include "platforms/config/platform_config.h"
 #include "testbench/gemm/gemm_run.h"
@@ -133,6 +134,8 @@ int run_point(const sweep_dir& d, size_t index) {
         for (auto& s : p.overrides()) sets.push_back(s);
         const std::string what = m.spec.config_file.empty() ? m.spec.preset : m.spec.config_file;
         auto cfg = platform::load_platform(what, sets, m.config_dir);
+        require_single_chip(cfg, std::string(m.spec.config_file.empty() ? "preset " : "config ") + what,
+                            "a sweep point (a GEMM)", (m.spec.config_file.empty() ? "--platform " : "--config ") + what);
         const json w = p.workload(m.spec);
         for (auto it = w.begin(); it != w.end(); ++it)
             if (!std::set<std::string>{"name", "m", "k", "n", "dtype", "seed", "check", "wall_limit_s"}.count(it.key()))

@@ -3,7 +3,8 @@
 #  - trnsim help / --help / -h list every command; trnsim (no command) lists them on stderr and exits 2;
 #  - for every command, `trnsim help CMD` and `trnsim CMD --help` print the same text, exit 0, start with CMD's own
 #    synopsis and hold no other command's synopsis (run's once, not every command's);
-#  - `run --stats --quiet` is a usage error and writes no file named --quiet.
+#  - `run --stats --quiet` is a usage error and writes no file named --quiet;
+#  - a sweep of a server preset fails its points with a message naming it.
 set -eu
 trnsim=$1; work=$2
 rm -rf "$work"; mkdir -p "$work"; cd "$work"
@@ -38,4 +39,14 @@ set +e; "$trnsim" run --stats --quiet > quiet.out 2>&1; rc=$?; set -e
 [ "$rc" -eq 2 ] || fail "run --stats --quiet exited $rc, expected 2"
 grep -q "^trnsim run: option --stats needs a value, got the option '--quiet'" quiet.out || fail "run --stats --quiet: $(cat quiet.out)"
 [ ! -e ./--quiet ] || fail "run --stats --quiet wrote a file named --quiet"
+# A sweep of a server preset: every point fails naming it (it used to run the first chip quietly).
+cat > ring.json <<'JSON'
+{ "name": "ring", "preset": "ring-8", "workload": { "m": 64, "k": 64, "n": 64 },
+  "axes": [ { "key": "workload.seed", "values": [1, 2] } ] }
+JSON
+set +e; "$trnsim" sweep ring.json --jobs 1 > ring.txt 2>&1; rc=$?; set -e
+[ "$rc" -eq 1 ] || fail "a sweep of ring-8 exited $rc, expected 1"
+grep -q "0 ok, 2 failed" ring.txt || fail "a sweep of ring-8: $(cat ring.txt)"
+grep -q "preset ring-8: a platform of 8 chips; a sweep point (a GEMM) simulates one chip: use trnsim collective --platform ring-8" \
+  ring.out/results.json || fail "a sweep of ring-8 does not say why its points failed"
 echo "command line: ok"
