@@ -1,6 +1,8 @@
-// Running a loaded platform to completion: time slices with a progress line on long runs, deadlock detection
-// (no events left but queues unfinished: names what each waits for), a stall watchdog (simulated time goes on but
-// no work completes) and a wall-clock watchdog (a host thread that also catches a run stuck inside one slice).
+// Running a loaded platform to completion: time slices with a progress line on long runs (redrawn in place on a
+// terminal, a plain line every few seconds in a log or pipe; simulated time in us as the reports print it),
+// deadlock detection (no events left but queues unfinished: names what each waits for), a stall watchdog (simulated
+// time goes on but no work completes) and a wall-clock watchdog (a host thread that also catches a run stuck inside
+// one slice).
 #pragma once
 #include <functional>
 #include <stdexcept>
