@@ -48,9 +48,9 @@ std::string format_gemm_report(const platform::platform_config& cfg, const tb::g
     o << fmt("  workload        GEMM M=%llu K=%llu N=%llu %s -> FP32, seed %llu\n", (unsigned long long)g.m,
              (unsigned long long)g.k, (unsigned long long)g.n, std::string(numerics::name_of(g.dtype)).c_str(),
              (unsigned long long)g.seed);
-    o << fmt("  tiling          MATMUL %ux%ux%u (KxMxN), %llu x %llu x %llu tiles, blocks of %ux%u accumulators, %llu blocks\n",
+    o << fmt("  tiling          MATMUL %ux%ux%u (KxMxN), %llu x %llu x %llu tiles, blocks of %ux%u accumulators, %s\n",
              t.kt, t.mt, t.nt, (unsigned long long)t.k_tiles, (unsigned long long)t.m_tiles, (unsigned long long)t.n_tiles,
-             t.block_m, t.block_n, (unsigned long long)t.blocks);
+             t.block_m, t.block_n, count_text(t.blocks, "block").c_str());
     o << fmt("  instructions    %llu MATMUL, %llu DMA\n", (unsigned long long)t.matmuls, (unsigned long long)t.dmas);
     o << fmt("  simulated time  %s\n", time_str(r.sim_ns).c_str());
     o << fmt("  throughput      %.1f TFLOP/s achieved of %.1f peak (%.1f%%)", r.achieved_tflops, r.peak_tflops,

@@ -79,3 +79,9 @@ cli_test(hbm_stride_not_strided 2 "^trnsim hbm: --stride applies to --pattern st
 cli_test(hbm_missing_trace 1 "^trnsim hbm: error: /nonexistent.trace: cannot open trace file$" hbm --trace /nonexistent.trace)
 cli_test(hbm_trace_directory 1 "^trnsim hbm: error: /tmp: is a directory, not a trace file$" hbm --trace /tmp)
 cli_test(hbm_trace_device 1 "^trnsim hbm: error: /dev/zero: not a regular file" hbm --trace /dev/zero)
+
+# Reports: counts with their noun in the singular for one ("1 cores" before), simulated times in us (3 decimals).
+cli_test(report_one_core 0 "^  platform +trn2 \\(trn2\\): 1 core, TE 128x128 .* HBM 4 stacks"
+         run --set chip.cores=1 --m 64 --k 64 --n 64 --quiet)
+cli_test(report_one_block 0 "^  tiling .*accumulators, 1 block$" run --m 64 --k 64 --n 64 --quiet)
+cli_test(report_time_in_us 0 "^  simulated time  [0-9]+\\.[0-9][0-9][0-9] us$" run --m 1024 --k 1024 --n 1024 --quiet)
