@@ -6,12 +6,32 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 namespace trnsim::app {
 
-args::args(int argc, char** argv, int first, const std::set<std::string>& known, const std::set<std::string>& flags,
-           const std::set<std::string>& multi) {
+option_set option_set::operator+(const option_set& o) const {
+    option_set r = *this;
+    r.values.insert(o.values.begin(), o.values.end());
+    r.flags.insert(o.flags.begin(), o.flags.end());
+    r.multi.insert(o.multi.begin(), o.multi.end());
+    return r;
+}
+
+namespace {
+
+bool is_number(const std::string& s) {
+    char* end = nullptr;
+    std::strtod(s.c_str(), &end);
+    return !s.empty() && *end == 0;
+}
+
+} // namespace
+
+args::args(int argc, char** argv, int first, const option_set& options) {
+    const auto& known = options.values;
+    const auto& flags = options.flags;
     for (int i = first; i < argc; ++i) {
         std::string a = argv[i];
         if (a.rfind("--", 0) != 0) {
@@ -34,10 +54,29 @@ args::args(int argc, char** argv, int first, const std::set<std::string>& known,
         if (!inline_value) {
             if (i + 1 >= argc) throw usage_error("option --" + key + " needs a value");
             value = argv[++i];
+            // `--stats --quiet` meant two options, not a file named --quiet.
+            if (value.size() > 1 && value[0] == '-' && !is_number(value))
+                throw usage_error("option --" + key + " needs a value, got the option '" + value +
+                                  "' (write --" + key + "=" + value + " if that is the value)");
         }
-        if (m_values.count(key) && !multi.count(key)) throw usage_error("option --" + key + " given twice");
+        if (m_values.count(key) && !options.multi.count(key)) throw usage_error("option --" + key + " given twice");
         m_values[key].push_back(value);
     }
+}
+
+bool wants_help(int argc, char** argv, int first) {
+    for (int i = first; i < argc; ++i)
+        if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) return true;
+    return false;
+}
+
+void args::no_positional() const {
+    if (!m_pos.empty()) throw usage_error("unexpected argument '" + m_pos[0] + "'");
+}
+
+void args::refuse(std::initializer_list<const char*> keys, const std::string& why) const {
+    for (const char* k : keys)
+        if (has(k)) throw usage_error(std::string("--") + k + " " + why);
 }
 
 std::string args::str(const std::string& k, const std::string& def) const {

@@ -16,16 +16,16 @@
 
 namespace trnsim::app {
 
-const char* COLLECTIVE_USAGE = R"(
-trnsim collective [--platform NAME | --config FILE] [--set key.path=value ...] [--config-dir DIR]
+const char* COLLECTIVE_USAGE = R"(trnsim collective [--platform NAME | --config FILE] [--set key.path=value ...] [--config-dir DIR]
                   --op allreduce|reduce_scatter|allgather|alltoall|broadcast --bytes SIZE
                   [--algo ring|bidir_ring|torus|hierarchical|direct] [--dtype fp32|bf16|fp16|...] [--chunks N]
-                  [--root CHIP] [--timing-only] [--check] [--seed S] [--stats FILE.json] [--max-data-gib G] [--quiet]
+                  [--root CHIP (broadcast)] [--timing-only | [--check] [--seed S] [--max-data-gib G]]
+                  [--stats FILE.json] [--quiet]
                   [--link-down A-B ...] [--link-degraded A-B:FACTOR[:EXTRA_NS] ...]
   runs one collective on a server / cluster platform (trnsim list: ring-8, torus-4x4, trn2-ultraserver-64,
   cluster-...); SIZE in bytes, or with a suffix K/KiB, M/MiB, G/GiB (powers of 1024). Prints the simulated time,
   algbw = bytes / time and busbw = algbw * bus factor (nccl-tests), and link / network port utilisation.
-  defaults: --platform trn2-ultraserver-64 --algo ring --dtype fp32 --chunks 1
+  defaults: --platform trn2-ultraserver-64 --algo ring --dtype fp32 --chunks 1 (at most one per element)
   --timing-only stores no data (same timing; transfers keep their sizes); --check compares every element of every
   chip's output with the reference execution. Real data needs about 3 x SIZE per chip (4 x with --check); above
   --max-data-gib (default 4) of it a run is timing only (said in the report) and --check is refused
@@ -129,17 +129,22 @@ platform::platform_config load_multichip(const args& a, const std::vector<std::s
     return cfg;
 }
 
-int cmd_collective(int argc, char** argv) {
-    for (int i = 2; i < argc; ++i)
-        if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
-            std::cout << (COLLECTIVE_USAGE + 1);
-            return 0;
-        }
-    args a(argc, argv, 2,
-           {"platform", "config", "set", "config-dir", "op", "bytes", "algo", "dtype", "chunks", "root", "seed",
-            "stats", "max-data-gib", "wall-limit", "link-down", "link-degraded"},
-           {"timing-only", "check", "quiet"}, {"set", "link-down", "link-degraded"});
-    if (!a.positional().empty()) throw usage_error("unexpected argument '" + a.positional()[0] + "'");
+const option_set COLLECTIVE_OPTIONS = {{"platform", "config", "set", "config-dir", "op", "bytes", "algo", "dtype", "chunks",
+                                        "root", "seed", "stats", "max-data-gib", "wall-limit", "link-down",
+                                        "link-degraded"},
+                                       {"timing-only", "check", "quiet"},
+                                       {"set", "link-down", "link-degraded"}};
+
+void require_single_chip(const platform::platform_config& cfg, const std::string& where, const std::string& who,
+                         const std::string& platform_option) {
+    if (cfg.multichip.kind == platform::platform_kind::single_chip) return;
+    throw usage_error(where + ": a platform of " + std::to_string(cfg.multichip.chips()) + " chips; " + who +
+                      " simulates one chip: use trnsim collective " + platform_option +
+                      " (a collective) or trnsim train (a training step)");
+}
+
+int cmd_collective(const args& a) {
+    a.no_positional();
     if (!a.has("op")) throw usage_error("--op is required (allreduce, reduce_scatter, allgather, alltoall, broadcast)");
     if (!a.has("bytes")) throw usage_error("--bytes is required (e.g. 1GiB)");
     if (a.has("timing-only") && a.has("check")) throw usage_error("--check needs data: it cannot go with --timing-only");
@@ -159,7 +164,16 @@ int cmd_collective(int argc, char** argv) {
     if (p.bytes == 0) throw usage_error("--bytes must be > 0");
     p.chunks = a.u32("chunks", 1);
     if (p.chunks == 0 || p.chunks > 1u << 20) throw usage_error("--chunks must be in 1 .. 1048576");
+    // A transfer is cut into at most one piece per element: more chunks than the message has elements would be
+    // cut silently while the report printed the number asked for.
+    if (const uint64_t elems = p.bytes / numerics::size_of(p.dt); elems > 0 && p.chunks > elems)
+        throw usage_error("--chunks " + std::to_string(p.chunks) + ": the message has only " + std::to_string(elems) +
+                          " " + std::string(numerics::name_of(p.dt)) + " elements (a chunk is at least one)");
+    if (p.o != collective::op::broadcast) a.refuse({"root"}, "applies to broadcast only (the rooted collective)");
     p.root = a.u32("root", 0);
+    if (a.has("timing-only")) a.refuse({"seed", "max-data-gib"}, "applies to real data, not --timing-only");
+    const double max_data_gib = a.num("max-data-gib", 4);
+    if (!(max_data_gib > 0)) throw usage_error("--max-data-gib: must be > 0 (GiB of real data a run may hold)");
 
     std::vector<std::string> sets = a.list("set");
     if (a.has("timing-only")) sets.push_back("sim.functional=false");
@@ -191,7 +205,7 @@ int cmd_collective(int argc, char** argv) {
     std::string timing_only_why;
     if (cfg.functional) {
         double gib = (opt_check ? 4.0 : 3.0) * double(p.bytes) * double(n) / double(1ull << 30);
-        double lim = a.num("max-data-gib", 4);
+        const double lim = max_data_gib;
         if (gib > lim && opt_check)
             throw usage_error("--check on " + std::to_string(p.bytes) + " bytes on " + std::to_string(n) +
                               " chips needs about " + fmt("%.1f", gib) + " GiB of real data (limit --max-data-gib " +
@@ -228,7 +242,7 @@ int cmd_collective(int argc, char** argv) {
               << "\n";
     std::cout << "  schedule        " << r.steps << " steps (" << r.copies << " copies, " << r.reduces
               << " reduces), " << fmt("%.1f", double(r.copy_bytes) / 1048576.0) << " MiB moved by DMA\n";
-    std::cout << "  simulated time  " << fmt("%.3f us", r.sim_ns / 1000.0) << "\n";
+    std::cout << "  simulated time  " << time_str(r.sim_ns) << "\n";
     double bf = collective::bus_factor(p.o, n);
     std::cout << "  algbw           " << fmt("%.2f GB/s", r.algbw_gbps) << "\n";
     std::cout << "  busbw           " << fmt("%.2f GB/s (bus factor %.4f)", r.busbw_gbps, bf) << "\n";
@@ -237,7 +251,7 @@ int cmd_collective(int argc, char** argv) {
         std::cout << "    " << u.kind << std::string(10 - std::min<size_t>(10, u.kind.size()), ' ')
                   << fmt("max %5.1f%%  avg %5.1f%%", 100 * u.max, 100 * u.avg) << "  (" << u.count
                   << (u.kind.rfind("link", 0) == 0 ? " directions" : " ports") << ", "
-                  << fmt("%.1f MiB", double(u.bytes) / 1048576.0) << ", queued " << fmt("%.1f us", u.wait_ns / 1000)
+                  << fmt("%.1f MiB", double(u.bytes) / 1048576.0) << ", queued " << time_str(u.wait_ns)
                   << ")\n";
     if (r.checked)
         std::cout << "  check           " << (r.pass ? "PASS" : "FAIL") << ": every element of " << n

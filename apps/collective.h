@@ -13,8 +13,15 @@ namespace trnsim::app {
 // applied; usage_error for a bad one or a single chip ("'trn2' is a single chip; <who> a server or cluster ...").
 platform::platform_config load_multichip(const args& a, const std::vector<std::string>& sets, const std::string& who);
 
+// The reverse, for the commands that simulate one chip (run, sweep points): usage_error "<where>: a platform of N
+// chips; <who> simulates one chip: use trnsim collective <platform_option> (a collective) or trnsim train ..." for a
+// server or cluster (they used to simulate its first chip quietly).
+void require_single_chip(const platform::platform_config& cfg, const std::string& where, const std::string& who,
+                         const std::string& platform_option);
+
 extern const char* COLLECTIVE_USAGE;
-// argv[1] == "collective". Throws usage_error for bad input (the caller exits 2).
-int cmd_collective(int argc, char** argv);
+extern const option_set COLLECTIVE_OPTIONS;
+// Throws usage_error for bad input (the caller exits 2).
+int cmd_collective(const args& a);
 
 }  // namespace trnsim::app

@@ -17,8 +17,7 @@
 
 namespace trnsim::app {
 
-const char* COSIM_USAGE = R"(
-trnsim cosim [--rows R] [--cols C] [--dtype bf16|fp16|fp8_e4m3|fp8_e5m2|all|T1,T2...] [--tiles N] [--seed S]
+const char* COSIM_USAGE = R"(trnsim cosim [--rows R] [--cols C] [--dtype bf16|fp16|fp8_e4m3|fp8_e5m2|all|T1,T2...] [--tiles N] [--seed S]
              [--mode b2b|gaps] [--wave FILE.fst|FILE.vcd] [--max-report N] [--inject-mismatch TILE]
   the same tiles (directed corners, then random shapes and values with NaN, Inf, subnormals) go to the TLM model
   and to the Verilated RTL side by side; every output bit and each tile's load_start/stream_start/done compared

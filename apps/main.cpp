@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <new>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "apps/args.h"
 #include "apps/cosim.h"
 #include "apps/collective.h"
+#include "apps/hbm.h"
 #include "apps/observers.h"
 #include "apps/report.h"
 #include "apps/sweep.h"
@@ -22,45 +24,45 @@
 #include "platforms/config/platform_config.h"
 #include "platforms/single_chip/factories.h"
 #include "testbench/gemm/gemm_run.h"
-#include "testbench/hbm_trace.h"
 #include "testbench/train/train_spec.h"
 
 using namespace trnsim;
 
 namespace {
 
-const char* USAGE = R"(usage: trnsim <command> [options]
-
-commands:
-  run       simulate a workload on a platform and print a report
-  sweep     run a design-space sweep (parallel processes, Slurm or GNU parallel), collect its results
-  plot      roofline | pareto | utilisation plots (PNG, SVG) of runs, sweeps and timelines (apps/trnsim_plot.py)
-  list      list presets and workloads
-  hbm       drive the HBM DRAM model from a trace or a synthetic pattern (trnsim hbm --help)
-  cosim     co-verify the RTL matrix engine against the TLM model, bit and cycle exact (below)
-  collective  run a collective (allreduce, ...) on a server / cluster platform (trnsim collective --help)
-  train     one training step of a model under a dp / tp / pp plan on a server or cluster (trnsim train --help)
-  help      this text
-
-trnsim run [--preset NAME | --config FILE] [--set key.path=value ...] [--workload gemm]
-           [--m M] [--k K] [--n N] [--dtype fp32|tf32|bf16|fp16|fp8_e4m3|fp8_e5m2] [--seed S]
-           [--no-check] [--stats FILE.json] [--wall-limit SECONDS] [--config-dir DIR] [--quiet]
-           [--timeline FILE.json [--timeline-max-events N] [--timeline-window BEGIN_NS:END_NS] [--timeline-noc]]
-           [--vcd FILE.vcd] [--wave FILE.fst|FILE.vcd (with --set chip.core.te.impl=rtl) [--wave-cores 0,1,..|all]]
-  --wave traces core 0's RTL engine (--wave-cores picks others: one file each, tens of MB and a slower run per core)
-  defaults: --preset trn2 --workload gemm --m 1024 --k 1024 --n 1024 --dtype bf16 --seed 1
-
-trnsim run [--preset NAME | --config FILE] [--set key.path=value ...] [--fault TARGET:KIND[,key=value...] ...]
-           [--workload gemm|program] [--m M] [--k K] [--n N] [--dtype fp32|tf32|bf16|fp16|fp8_e4m3|fp8_e5m2]
-           [--seed S] [--program FILE.json] [--no-check] [--stats FILE.json] [--no-wall-time]
-           [--wall-limit SECONDS] [--stall-limit-us US] [--config-dir DIR] [--quiet]
+const char* RUN_USAGE = R"(trnsim run [--preset NAME | --config FILE] [--set key.path=value ...] [--fault TARGET:KIND[,key=value...] ...]
+           [--workload gemm|program|attention|mlp|decoder|adam] [--config-dir DIR]
+           gemm: [--m M] [--k K] [--n N] [--dtype fp32|tf32|bf16|fp16|fp8_e4m3|fp8_e5m2] [--seed S]
+                 [--timeline FILE.json [--timeline-max-events N] [--timeline-window BEGIN_NS:END_NS] [--timeline-noc]]
+                 [--vcd FILE.vcd] [--wave FILE.fst|FILE.vcd (with --set chip.core.te.impl=rtl) [--wave-cores 0,1,..|all]]
+           program: --program FILE.json
+           attention|mlp|decoder|adam: [--seq S] [--hidden H] [--heads N] [--ffn F] [--norm rms|layer] [--forward-only]
+                 [--no-causal] [--rows R] [--cols C] [--step T] [--lr LR] [--seed S]
+           [--no-check] [--stats FILE.json [--no-wall-time]] [--wall-limit SECONDS] [--stall-limit-us US] [--quiet]
+  simulates a workload on one chip and prints a report (a server / cluster preset runs with trnsim collective or
+  trnsim train)
   defaults: --preset trn2 --workload gemm --m 1024 --k 1024 --n 1024 --dtype bf16 --seed 1
   --workload program runs the instruction streams of a program file (docs/program_format.md)
   --fault injects a fault (see tests/robustness), e.g. hbm.channel3:disable,policy=remap  core0.dma2:error,after=10
+  --wave traces core 0's RTL engine (--wave-cores picks others: one file each, tens of MB and a slower run per core)
   --wall-limit / --stall-limit-us stop a run after that much wall time / simulated time without progress
   --no-wall-time leaves wall-clock times out of --stats (byte-identical files for the same config and seed)
-exit status: 0 pass, 1 error or failed check, 2 usage error, 3 simulation error (deadlock, watchdog, bus error)
 )";
+
+const char* EXIT_STATUS =
+    "exit status: 0 pass, 1 error or failed check, 2 usage error, 3 simulation error (deadlock, watchdog, bus error)\n";
+
+const app::option_set RUN_OPTIONS = {
+    {"preset", "config", "set", "workload", "m", "k", "n", "dtype", "seed", "stats", "wall-limit", "config-dir",
+     "timeline", "timeline-max-events", "timeline-window", "vcd", "wave", "wave-cores", "fault", "program",
+     "stall-limit-us", "seq",
+     "hidden", "heads", "ffn", "rows", "cols", "step", "lr", "norm"},
+    {"no-check", "quiet", "timeline-noc", "no-wall-time", "forward-only", "no-causal"},
+    {"set", "fault"}};
+
+// The options only the gemm workload reads (its observers).
+const std::initializer_list<const char*> GEMM_OBSERVER_OPTIONS = {"timeline", "timeline-max-events", "timeline-window",
+                                                                  "timeline-noc", "vcd", "wave", "wave-cores"};
 
 platform::platform_config load_cfg(const app::args& a) {
     std::string dir = a.config_dir();
@@ -68,7 +70,10 @@ platform::platform_config load_cfg(const app::args& a) {
     std::string what = a.has("config") ? a.str("config", "") : a.str("preset", "trn2");
     // --config names a file even without a directory or a .json suffix.
     if (a.has("config") && what.find('/') == std::string::npos) what = "./" + what;
-    return platform::load_platform(what, a.list("set"), a.list("fault"), dir);
+    auto cfg = platform::load_platform(what, a.list("set"), a.list("fault"), dir);
+    app::require_single_chip(cfg, (a.has("config") ? "--config " : "--preset ") + what, "trnsim run",
+                             (a.has("config") ? "--config " : "--platform ") + what);
+    return cfg;
 }
 
 tb::sim_options sim_opts(const app::args& a) {
@@ -89,6 +94,7 @@ void write_stats(const app::args& a, nlohmann::json j) {
 }
 
 int cmd_program(const app::args& a, const platform::platform_config& cfg) {
+    a.refuse(GEMM_OBSERVER_OPTIONS, "applies to --workload gemm, not program");
     if (!a.has("program")) throw app::usage_error("--workload program needs --program FILE.json");
     std::vector<std::string> gemm_and_transformer = {"m", "k", "n", "dtype", "seed"};
     gemm_and_transformer.insert(gemm_and_transformer.end(), app::TRANSFORMER_OPTIONS.begin(), app::TRANSFORMER_OPTIONS.end());
@@ -102,7 +108,7 @@ int cmd_program(const app::args& a, const platform::platform_config& cfg) {
 }
 
 int cmd_list(const app::args& a) {
-    if (!a.positional().empty()) throw app::usage_error("unexpected argument '" + a.positional()[0] + "'");
+    a.no_positional();
     std::string dir = a.config_dir();
     std::cout << "presets (" << dir << "):\n";
     for (const auto& p : platform::list_presets(dir)) {
@@ -134,20 +140,20 @@ int cmd_list(const app::args& a) {
 }
 
 int cmd_run(const app::args& a) {
-    if (!a.positional().empty()) throw app::usage_error("unexpected argument '" + a.positional()[0] + "'");
+    a.no_positional();
     std::string workload = a.str("workload", "gemm");
     if (workload != "gemm" && workload != "program" && !app::is_transformer_workload(workload))
         throw app::usage_error("unknown workload '" + workload + "' (trnsim list shows the workloads)");
     if (a.has("stats")) app::check_writable("--stats", a.str("stats", ""));
+    else a.refuse({"no-wall-time"}, "applies to --stats FILE");
     tb::sim_options so = sim_opts(a);
     auto cfg = load_cfg(a);
-    if (cfg.multichip.kind != platform::platform_kind::single_chip)
-        throw app::usage_error("'" + cfg.preset + "' is a multi-chip platform (" + std::to_string(cfg.multichip.chips()) +
-                               " chips): trnsim run simulates one chip; use trnsim collective --platform " + cfg.preset +
-                               " (a collective) or trnsim train --platform " + cfg.preset + " (a training step)");
     app::check_distinct_files(a, &cfg);
     if (workload == "program") return cmd_program(a, cfg);
-    if (app::is_transformer_workload(workload)) return app::cmd_transformer(a, cfg, workload);
+    if (app::is_transformer_workload(workload)) {
+        a.refuse(GEMM_OBSERVER_OPTIONS, "applies to --workload gemm, not " + workload);
+        return app::cmd_transformer(a, cfg, workload, so);
+    }
     if (a.has("program")) throw app::usage_error("--program applies to --workload program");
     for (const std::string& k : app::TRANSFORMER_OPTIONS)
         if (a.has(k)) throw app::usage_error("--" + k + " applies to the transformer workloads, not gemm");
@@ -179,7 +185,7 @@ int cmd_run(const app::args& a) {
     return r.checked && !r.pass ? 1 : 0;
 }
 
-// trnsim plot KIND ...: hands over to the plotting script (matplotlib) with the same arguments.
+// trnsim plot KIND ...: hands over to the plotting script (matplotlib) with the same arguments (its own --help).
 int cmd_plot(int argc, char** argv) {
     const char* py_env = std::getenv("TRNSIM_PYTHON");
     std::string py = py_env && *py_env ? py_env : TRNSIM_PYTHON_DEFAULT;
@@ -198,38 +204,92 @@ int cmd_plot(int argc, char** argv) {
     return 1;
 }
 
+// One subcommand: `trnsim help NAME` and `trnsim NAME --help` print its usage; the handler gets its parsed options.
+// A pass-through command (plot) gets argv instead and answers --help itself.
+struct command {
+    const char* name;
+    const char* summary;
+    std::string usage;
+    app::option_set options;
+    std::function<int(const app::args&)> run;
+    std::function<int(int, char**)> pass_through;
+};
+
+const std::vector<command>& commands() {
+    static const std::vector<command> table = {
+        {"run", "simulate a workload on one chip and print a report", std::string(RUN_USAGE) + app::TRANSFORMER_USAGE + EXIT_STATUS,
+         RUN_OPTIONS, cmd_run, nullptr},
+        {"collective", "run a collective (allreduce, ...) on a server / cluster platform",
+         app::COLLECTIVE_USAGE, app::COLLECTIVE_OPTIONS, app::cmd_collective, nullptr},
+        {"train", "one training step of a model under a dp / tp / pp plan on a server or cluster",
+         app::TRAIN_USAGE, app::TRAIN_OPTIONS, app::cmd_train, nullptr},
+        {"sweep", "run a design-space sweep (parallel processes, Slurm or GNU parallel), collect its results",
+         app::SWEEP_USAGE, app::SWEEP_OPTIONS, app::cmd_sweep, nullptr},
+        {"plot", "roofline | pareto | utilisation plots (PNG, SVG) of runs, sweeps and timelines",
+         "trnsim plot roofline|pareto|utilisation ... (trnsim plot --help: apps/trnsim_plot.py's options)\n", {},
+         nullptr, cmd_plot},
+        {"list", "list presets, workloads, models, fault targets", "trnsim list [--config-dir DIR]\n",
+         {{"config-dir"}, {}, {}}, cmd_list, nullptr},
+        {"hbm", "drive the HBM DRAM model from a trace or a synthetic pattern", app::HBM_USAGE, app::HBM_OPTIONS,
+         app::cmd_hbm, nullptr},
+        {"cosim", "co-verify the RTL matrix engine against the TLM model, bit and cycle exact",
+         app::COSIM_USAGE, {app::COSIM_OPTIONS, {}, {}}, app::cmd_cosim, nullptr},
+    };
+    return table;
+}
+
+const command* find_command(const std::string& name) {
+    for (const auto& c : commands())
+        if (name == c.name) return &c;
+    return nullptr;
+}
+
+std::string command_list() {
+    std::string s = "usage: trnsim <command> [options]\n\ncommands:\n";
+    for (const auto& c : commands()) s += app::fmt("  %-11s %s\n", c.name, c.summary);
+    s += "  help        this list; trnsim help COMMAND (or trnsim COMMAND --help): that command's options\n";
+    return s + EXIT_STATUS;
+}
+
+// trnsim help [COMMAND]
+int cmd_help(int argc, char** argv) {
+    if (argc > 3) throw app::usage_error(std::string("unexpected argument '") + argv[3] + "'");
+    if (argc < 3) {
+        std::cout << command_list();
+        return 0;
+    }
+    const command* c = find_command(argv[2]);
+    if (!c) throw app::usage_error(std::string("unknown command '") + argv[2] + "' (trnsim help lists them)");
+    if (c->pass_through) {
+        char help[] = "--help";
+        char* av[] = {argv[0], argv[2], help, nullptr};
+        return c->pass_through(3, av);
+    }
+    std::cout << c->usage;
+    return 0;
+}
+
 } // namespace
 
 static int run_command(int argc, char** argv) {
     std::string cmd = argc > 1 ? argv[1] : "help";
     try {
-        bool help = cmd == "help" || cmd == "--help" || cmd == "-h";
-        if (cmd == "run" || cmd == "list" || cmd == "sweep" || cmd == "cosim")
-            for (int i = 2; i < argc; ++i) help |= std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0;
-        if (help) {
-            if (cmd == "help" && argc > 2) throw app::usage_error(std::string("unexpected argument '") + argv[2] + "'");
-            std::cout << USAGE << app::TRANSFORMER_USAGE << app::SWEEP_USAGE << app::COSIM_USAGE;
-            return argc > 1 ? 0 : 2;
+        if (argc < 2) {
+            std::cerr << command_list();
+            return 2;
         }
-        if (cmd == "hbm") return tb::hbm_trace_main(argc - 1, argv + 1);
-        if (cmd == "list") return cmd_list(app::args(argc, argv, 2, {"config-dir"}, {}));
-        if (cmd == "run")
-            return cmd_run(app::args(argc, argv, 2,
-                                     {"preset", "config", "set", "workload", "m", "k", "n", "dtype", "seed", "stats",
-                                      "wall-limit", "config-dir", "timeline", "timeline-max-events",
-                                      "timeline-window", "vcd", "wave", "wave-cores", "fault", "program", "stall-limit-us",
-                                      "seq", "hidden", "heads", "ffn", "rows", "cols", "step", "lr", "norm"},
-                                     {"no-check", "quiet", "timeline-noc", "no-wall-time", "forward-only", "no-causal"}, {"set", "fault"}));
-        if (cmd == "plot") return cmd_plot(argc, argv);
-        if (cmd == "cosim") return app::cmd_cosim(app::args(argc, argv, 2, app::COSIM_OPTIONS, {}));
-        if (cmd == "collective") return app::cmd_collective(argc, argv);
-        if (cmd == "train") return app::cmd_train(argc, argv);
-        if (cmd == "sweep")
-            return app::cmd_sweep(app::args(argc, argv, 2,
-                                            {"out", "jobs", "config-dir", "emit", "partition", "time", "max-parallel", "point"},
-                                            {"collect", "retry-failed", "list"}));
-        std::cerr << "trnsim: unknown command '" << cmd << "'\n" << USAGE;
-        return 2;
+        if (cmd == "help" || cmd == "--help" || cmd == "-h") return cmd_help(argc, argv);
+        const command* c = find_command(cmd);
+        if (!c) {
+            std::cerr << "trnsim: unknown command '" << cmd << "'\n" << command_list();
+            return 2;
+        }
+        if (c->pass_through) return c->pass_through(argc, argv);
+        if (app::wants_help(argc, argv, 2)) {
+            std::cout << c->usage;
+            return 0;
+        }
+        return c->run(app::args(argc, argv, 2, c->options));
     } catch (const app::usage_error& e) {
         std::cerr << "trnsim " << cmd << ": " << e.what() << "\n";
         return 2;

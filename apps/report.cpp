@@ -2,6 +2,7 @@
 
 #include "apps/args.h"
 #include "platforms/config/output_file.h"
+#include "tlm/time_text.h"
 
 #include <algorithm>
 #include <chrono>
@@ -22,10 +23,12 @@ std::string fmt(const char* f, ...) {
     va_end(ap);
     return buf;
 }
+std::string count_text(uint64_t n, const std::string& noun, const std::string& plural) {
+    return std::to_string(n) + " " + (n == 1 ? noun : plural.empty() ? noun + "s" : plural);
+}
+
 std::string time_str(double ns) {
-    if (ns >= 1e6) return fmt("%.3f ms", ns / 1e6);
-    if (ns >= 1e3) return fmt("%.3f us", ns / 1e3);
-    return fmt("%.1f ns", ns);
+    return tlmx::time_text(ns);
 }
 
 namespace {
@@ -45,15 +48,16 @@ std::string format_gemm_report(const platform::platform_config& cfg, const tb::g
     const auto& t = r.tiling;
     std::ostringstream o;
     o << "trnsim GEMM report\n";
-    o << fmt("  platform        %s (%s): %u cores, TE %ux%u @ %.2f GHz%s, HBM %u stacks %.0f GB/s (%s model)\n",
-             cfg.preset.c_str(), c.name.c_str(), c.cores, c.core.te.rows, c.core.te.cols, c.core.te.clock_ghz,
-             te_backend_text(c.core.te), c.hbm.stacks, c.hbm.bandwidth_gbps, c.hbm.model.c_str());
+    o << fmt("  platform        %s (%s): %s, TE %ux%u @ %.2f GHz%s, HBM %s %.0f GB/s (%s model)\n",
+             cfg.preset.c_str(), c.name.c_str(), count_text(c.cores, "core").c_str(), c.core.te.rows, c.core.te.cols,
+             c.core.te.clock_ghz, te_backend_text(c.core.te), count_text(c.hbm.stacks, "stack").c_str(),
+             c.hbm.bandwidth_gbps, c.hbm.model.c_str());
     o << fmt("  workload        GEMM M=%llu K=%llu N=%llu %s -> FP32, seed %llu\n", (unsigned long long)g.m,
              (unsigned long long)g.k, (unsigned long long)g.n, std::string(numerics::name_of(g.dtype)).c_str(),
              (unsigned long long)g.seed);
-    o << fmt("  tiling          MATMUL %ux%ux%u (KxMxN), %llu x %llu x %llu tiles, blocks of %ux%u accumulators, %llu blocks\n",
+    o << fmt("  tiling          MATMUL %ux%ux%u (KxMxN), %llu x %llu x %llu tiles, blocks of %ux%u accumulators, %s\n",
              t.kt, t.mt, t.nt, (unsigned long long)t.k_tiles, (unsigned long long)t.m_tiles, (unsigned long long)t.n_tiles,
-             t.block_m, t.block_n, (unsigned long long)t.blocks);
+             t.block_m, t.block_n, count_text(t.blocks, "block").c_str());
     o << fmt("  instructions    %llu MATMUL, %llu DMA\n", (unsigned long long)t.matmuls, (unsigned long long)t.dmas);
     o << fmt("  simulated time  %s\n", time_str(r.sim_ns).c_str());
     o << fmt("  throughput      %.1f TFLOP/s achieved of %.1f peak (%.1f%%)", r.achieved_tflops, r.peak_tflops,
@@ -126,8 +130,8 @@ std::string format_program_report(const platform::platform_config& cfg, const tb
     const auto& c = cfg.chip;
     std::ostringstream o;
     o << "trnsim program report\n";
-    o << fmt("  platform        %s (%s): %u cores, TE %ux%u @ %.2f GHz%s\n", cfg.preset.c_str(), c.name.c_str(), c.cores,
-             c.core.te.rows, c.core.te.cols, c.core.te.clock_ghz, te_backend_text(c.core.te));
+    o << fmt("  platform        %s (%s): %s, TE %ux%u @ %.2f GHz%s\n", cfg.preset.c_str(), c.name.c_str(),
+             count_text(c.cores, "core").c_str(), c.core.te.rows, c.core.te.cols, c.core.te.clock_ghz, te_backend_text(c.core.te));
     o << "  program         " << p.file << (p.description.empty() ? "" : " - " + p.description) << "\n";
     o << fmt("  instructions    %llu MATMUL, %llu DMA completed\n", (unsigned long long)r.te_instructions,
              (unsigned long long)r.dma_instructions);

@@ -11,11 +11,14 @@
 
 namespace trnsim::app {
 
-// printf-style formatting into a std::string (up to 511 characters), and a time in ns as ns / us / ms.
+// printf-style formatting into a std::string (up to 511 characters), and a simulated time in ns as the reports print
+// it (tlmx::time_text: microseconds, three decimals).
 std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
 std::string time_str(double ns);
 // Wall-clock seconds since the process started (the whole run, for the reports' wall time).
 double process_wall_s();
+// "1 core", "8 cores": a count and its noun (`plural`, by default the noun with an s, unless n is 1).
+std::string count_text(uint64_t n, const std::string& noun, const std::string& plural = "");
 
 std::string format_gemm_report(const platform::platform_config& cfg, const tb::gemm_result& r);
 nlohmann::json gemm_result_json(const platform::platform_config& cfg, const tb::gemm_result& r);

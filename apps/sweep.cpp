@@ -14,6 +14,7 @@
 
 #include <systemc>
 
+#include "apps/collective.h"
 #include "apps/report.h"
 #include "platforms/config/platform_config.h"
 #include "testbench/gemm/gemm_run.h"
@@ -35,6 +36,9 @@ trnsim sweep --point I --out DIR
     runs point I of DIR/manifest.json in this process and writes DIR/points/<id>.json (what each task runs)
   default DIR: the sweep file's name without .json, plus ".out", in the current directory
 )";
+
+const option_set SWEEP_OPTIONS = {
+    {"out", "jobs", "config-dir", "emit", "partition", "time", "max-parallel", "point"}, {"collect", "retry-failed", "list"}, {}};
 
 namespace {
 
@@ -276,6 +280,13 @@ std::string shell_quote(const std::string& s) {
 } // namespace
 
 int cmd_sweep(const args& a) {
+    // An option the chosen mode ignores is an error naming it.
+    if (a.has("point")) a.refuse({"collect", "list", "retry-failed", "emit", "jobs", "config-dir"},
+                                 "cannot go with --point (it runs one point of DIR/manifest.json)");
+    if (a.has("collect")) a.refuse({"list", "retry-failed", "emit", "jobs", "config-dir"}, "cannot go with --collect");
+    if (a.has("list")) a.refuse({"retry-failed", "emit", "jobs"}, "cannot go with --list (it runs nothing)");
+    if (a.has("emit")) a.refuse({"jobs"}, "applies to a sweep run here, not --emit slurm");
+    else a.refuse({"partition", "time", "max-parallel"}, "applies to --emit slurm");
     const auto& pos = a.positional();
     if (pos.size() > 1) throw usage_error("one sweep file, got " + std::to_string(pos.size()) + "\n" + SWEEP_USAGE);
     const std::string file = pos.empty() ? "" : pos[0];

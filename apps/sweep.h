@@ -5,6 +5,7 @@
 namespace trnsim::app {
 
 extern const char* SWEEP_USAGE;
+extern const option_set SWEEP_OPTIONS;
 // Returns the process exit status: 0 all points ok, 1 some failed (or missing on --collect), 130 interrupted.
 int cmd_sweep(const args& a);
 

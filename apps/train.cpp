@@ -13,8 +13,7 @@
 
 namespace trnsim::app {
 
-const char* TRAIN_USAGE = R"(
-trnsim train [--platform NAME | --config FILE] [--set key.path=value ...] [--config-dir DIR]
+const char* TRAIN_USAGE = R"(trnsim train [--platform NAME | --config FILE] [--set key.path=value ...] [--config-dir DIR]
              --model NAME|FILE --dp D --tp T --pp P [--micro-batch B] [--global-batch G] [--steps N]
              [--tp-algo ring|bidir_ring] [--dp-algo ring|bidir_ring] [--no-replay] [--jobs J]
              [--timeline FILE.json] [--stats FILE.json] [--quiet]
@@ -32,21 +31,16 @@ trnsim train [--platform NAME | --config FILE] [--set key.path=value ...] [--con
 namespace {
 
 std::string ms(double ns) { return fmt("%.3f ms", ns * 1e-6); }
-std::string us(double ns) { return fmt("%.1f us", ns * 1e-3); }
 
 }  // namespace
 
-int cmd_train(int argc, char** argv) {
-    for (int i = 2; i < argc; ++i)
-        if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") {
-            std::cout << (TRAIN_USAGE + 1);
-            return 0;
-        }
-    args a(argc, argv, 2,
-           {"platform", "config", "set", "config-dir", "model", "dp", "tp", "pp", "micro-batch", "global-batch",
-            "steps", "tp-algo", "dp-algo", "jobs", "timeline", "stats"},
-           {"no-replay", "quiet"}, {"set"});
-    if (!a.positional().empty()) throw usage_error("unexpected argument '" + a.positional()[0] + "'");
+const option_set TRAIN_OPTIONS = {{"platform", "config", "set", "config-dir", "model", "dp", "tp", "pp", "micro-batch",
+                                   "global-batch", "steps", "tp-algo", "dp-algo", "jobs", "timeline", "stats"},
+                                  {"no-replay", "quiet"},
+                                  {"set"}};
+
+int cmd_train(const args& a) {
+    a.no_positional();
     if (!a.has("model")) throw usage_error("--model is required (llama-7b, llama-70b, tiny, or a JSON file)");
     for (const char* k : {"stats", "timeline"})
         if (a.has(k)) check_writable(std::string("--") + k, a.str(k, ""));
@@ -105,17 +99,18 @@ int cmd_train(int argc, char** argv) {
                "parameters, %s\n",
                m.name.c_str(), m.layers, m.hidden, m.heads, m.kv_heads, m.head_dim(), m.ffn, m.vocab,
                double(m.params()) * 1e-9, std::string(numerics::name_of(m.dtype)).c_str());
-    out << fmt("  platform        %s: %u chips (%s, %u cores, peak %.1f dense TFLOP/s per chip in %s)\n",
-               what.c_str(), r.chips, cfg.chip.name.c_str(), cfg.chip.cores, r.peak_tflops_per_chip,
+    out << fmt("  platform        %s: %s (%s, %s, peak %.1f dense TFLOP/s per chip in %s)\n",
+               what.c_str(), count_text(r.chips, "chip").c_str(), cfg.chip.name.c_str(),
+               count_text(cfg.chip.cores, "core").c_str(), r.peak_tflops_per_chip,
                std::string(numerics::name_of(m.dtype)).c_str());
-    out << fmt("  plan            dp %u x tp %u x pp %u, 1F1B, %llu micro-batches of %u x %u tokens per replica, "
-               "global batch %llu sequences (%.0f tokens)\n",
-               p.dp, p.tp, p.pp, (unsigned long long)r.micro_batches, p.micro_batch, m.seq,
-               (unsigned long long)m.global_batch, tokens);
-    out << fmt("  collectives     tp all-reduce %s over %u chips, dp all-reduce %s over %u chips, per-layer gradient "
+    out << fmt("  plan            dp %u x tp %u x pp %u, 1F1B, %s of %u x %u tokens per replica, "
+               "global batch %s (%.0f tokens)\n",
+               p.dp, p.tp, p.pp, count_text(r.micro_batches, "micro-batch", "micro-batches").c_str(), p.micro_batch, m.seq,
+               count_text(m.global_batch, "sequence").c_str(), tokens);
+    out << fmt("  collectives     tp all-reduce %s over %s, dp all-reduce %s over %s, per-layer gradient "
                "buckets overlapping backward\n",
-               std::string(collective::name_of(o.tp_algo)).c_str(), p.tp,
-               std::string(collective::name_of(o.dp_algo)).c_str(), p.dp);
+               std::string(collective::name_of(o.tp_algo)).c_str(), count_text(p.tp, "chip").c_str(),
+               std::string(collective::name_of(o.dp_algo)).c_str(), count_text(p.dp, "chip").c_str());
     out << fmt("  step time       %s%s\n", ms(r.step_ns).c_str(),
                o.steps > 1 ? fmt(" (x %u steps = %s: every step of a plan has the same timing)", o.steps,
                                  ms(r.step_ns * o.steps).c_str()).c_str()
@@ -154,22 +149,22 @@ int cmd_train(int argc, char** argv) {
             out << "  warning         the plan does not fit HBM (activation recomputation, more tp / pp or ZeRO are "
                    "not modelled): the times assume it did\n";
     }
-    if (p.pp > 1) out << fmt("  pipeline send   %s per activation hand-over (all pairs at once)\n", us(r.send_ns).c_str());
+    if (p.pp > 1) out << fmt("  pipeline send   %s per activation hand-over (all pairs at once)\n", time_str(r.send_ns).c_str());
     if (p.dp > 1)
-        out << fmt("  dp bucket       %s per layer (%s), %s for the embedding/head\n", us(r.dp_bucket.ns).c_str(),
-                   r.dp_bucket.what.c_str(), us(r.dp_head_bucket.ns).c_str());
+        out << fmt("  dp bucket       %s per layer (%s), %s for the embedding/head\n", time_str(r.dp_bucket.ns).c_str(),
+                   r.dp_bucket.what.c_str(), time_str(r.dp_head_bucket.ns).c_str());
     auto table = [&](const char* title, const std::vector<train::op_cost>& v) {
         if (v.empty()) return;
         double tot = 0;
         for (const auto& c : v) tot += c.ns * c.count;
-        out << fmt("  %s (%s per micro-batch):\n", title, us(tot).c_str());
+        out << fmt("  %s (%s per micro-batch):\n", title, time_str(tot).c_str());
         for (const auto& c : v) {
             const double t = c.ns * c.count;
             std::string achieved;
             if (c.flops > 0) achieved = fmt("  %.0f TFLOP/s", c.flops / t * 1e-3);
             else if (c.hbm_bytes > 0) achieved = fmt("  %.0f GB/s HBM", c.hbm_bytes / c.ns);
             out << fmt("    %-22s %-34s %3s %10s %5.1f %%  %s%s\n", c.name.c_str(), c.what.c_str(),
-                       c.count > 1 ? fmt("x%u", c.count).c_str() : "", us(t).c_str(), 100 * t / tot,
+                       c.count > 1 ? fmt("x%u", c.count).c_str() : "", time_str(t).c_str(), 100 * t / tot,
                        c.kind == "tp_allreduce" ? "comm" : c.memory_bound ? "memory-bound" : "compute",
                        achieved.c_str());
         }
@@ -179,8 +174,8 @@ int cmd_train(int argc, char** argv) {
     table("embedding (first stage)", r.embed_fwd);
     table("LM head forward (last stage)", r.head_fwd);
     table("LM head backward (last stage)", r.head_bwd);
-    out << fmt("  Adam            %s per layer (%s), %s embedding/head\n", us(r.adam_layer.ns).c_str(),
-               r.adam_layer.what.c_str(), us(r.adam_head.ns).c_str());
+    out << fmt("  Adam            %s per layer (%s), %s embedding/head\n", time_str(r.adam_layer.ns).c_str(),
+               r.adam_layer.what.c_str(), time_str(r.adam_head.ns).c_str());
     out << fmt("  sampling        %s: %llu simulations, %llu operation uses replayed from them (every chip of a "
                "stage runs the same shapes)\n",
                o.replay ? "replay" : "no replay", (unsigned long long)r.simulations, (unsigned long long)r.replayed);

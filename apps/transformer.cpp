@@ -11,13 +11,9 @@
 
 namespace trnsim::app {
 
-const char* const TRANSFORMER_USAGE = R"(
-trnsim run --workload attention|mlp|decoder|adam [--preset NAME | --config FILE] [--set key.path=value ...]
-           [--seq S] [--hidden H] [--heads N] [--ffn F] [--norm rms|layer] [--forward-only] [--no-causal]
-           [--rows R] [--cols C] [--step T] [--lr LR] [--seed S] [--no-check] [--stats FILE.json] [--quiet]
-  transformer workloads on core 0 (docs/vector_engine.md), checked against an FP64 golden model:
-  attention: multi-head attention (QK^T, causal softmax, PV, output projection); mlp: SwiGLU MLP;
-  decoder: a pre-norm decoder layer (RMS or layer norm, attention, MLP, residuals) forward and backward;
+const char* const TRANSFORMER_USAGE = R"(  --workload attention|mlp|decoder|adam: transformer workloads on core 0 (docs/vector_engine.md), checked against
+  an FP64 golden model: attention: multi-head attention (QK^T, causal softmax, PV, output projection); mlp: SwiGLU
+  MLP; decoder: a pre-norm decoder layer (RMS or layer norm, attention, MLP, residuals) forward and backward;
   adam: one Adam step on an R x C parameter tensor.  defaults: --seq 64 --hidden 64 --heads 4 --ffn 128
   (S, H, F <= 128: one partition tile), --rows 128 --cols 1024 --step 10 --lr 1e-3
 )";
@@ -29,7 +25,8 @@ bool is_transformer_workload(const std::string& w) {
     return w == "attention" || w == "mlp" || w == "decoder" || w == "adam";
 }
 
-int cmd_transformer(const args& a, const platform::platform_config& cfg, const std::string& workload) {
+int cmd_transformer(const args& a, const platform::platform_config& cfg, const std::string& workload,
+                    const tb::sim_options& sim) {
     // The options each kernel reads; any other workload option is a mistake worth naming.
     const bool adam = workload == "adam";
     std::set<std::string> applies = adam ? std::set<std::string>{"rows", "cols", "step", "lr"}
@@ -67,8 +64,7 @@ int cmd_transformer(const args& a, const platform::platform_config& cfg, const s
     }
     tb::transformer_options opt;
     opt.check = !a.has("no-check");
-    opt.sim.wall_limit_s = a.wall_limit_s();
-    if (a.has("quiet")) opt.sim.progress_after_s = 0;
+    opt.sim = sim;
     auto r = tb::run_transformer(cfg, s, opt);
 
     const auto& c = cfg.chip;

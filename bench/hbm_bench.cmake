@@ -1,15 +1,12 @@
-# HBM model figures of docs/hbm.md: hbm_bench prints them; hbm_trace is `trnsim hbm` as a standalone program.
+# HBM model figures of docs/hbm.md: hbm_bench prints them (`trnsim hbm`, apps/hbm.cpp, drives the model by hand).
 #   TRNSIM_HBM_BENCH_LIB  library with testbench/hbm_trace.cpp and the model (default trnsim_hbm_trace)
 get_filename_component(TRNSIM_HBM_ROOT ${CMAKE_CURRENT_LIST_DIR}/.. ABSOLUTE)
 if(NOT TRNSIM_HBM_BENCH_LIB)
   set(TRNSIM_HBM_BENCH_LIB trnsim_hbm_trace)
 endif()
-add_executable(hbm_trace ${TRNSIM_HBM_ROOT}/bench/hbm_trace_cli.cpp)
-target_link_libraries(hbm_trace PRIVATE ${TRNSIM_HBM_BENCH_LIB})
 add_executable(hbm_bench ${TRNSIM_HBM_ROOT}/bench/hbm_bench.cpp)
 target_link_libraries(hbm_bench PRIVATE ${TRNSIM_HBM_BENCH_LIB})
 target_compile_definitions(hbm_bench PRIVATE TRNSIM_CONFIG_DIR="${TRNSIM_HBM_ROOT}/configs")
 if(COMMAND trnsim_warnings)
-  trnsim_warnings(hbm_trace)
   trnsim_warnings(hbm_bench)
 endif()

@@ -13,6 +13,7 @@
 
 #include "models/hbm/dram/dram_system.h"
 #include "platforms/config/config_node.h"
+#include "tlm/time_text.h"
 
 namespace trnsim::tb {
 
@@ -181,138 +182,23 @@ std::string format_hbm_result(const hbm::hbm_dram_config& cfg, const hbm_run_res
     if (r.writes) std::snprintf(wr, sizeof wr, "avg %.1f ns, p99 %.0f ns", r.write_avg_ns, r.write_p99_ns);
     char buf[2048];
     std::snprintf(buf, sizeof buf,
-                  "hbm           %s, %u stack(s) x %u pseudo-channels, %s, %s page, %s refresh, mapping %s\n"
+                  "hbm           %s, %u stack%s x %u pseudo-channels, %s, %s page, %s refresh, mapping %s\n"
                   "requests      %llu (%llu R, %llu W)\n"
-                  "simulated     %.3f us\n"
+                  "simulated     %s\n"
                   "bandwidth     %.1f GB/s of %.1f GB/s peak (efficiency %.1f %%)\n"
                   "read latency  %s\n"
                   "write latency %s\n"
                   "row hit rate  %.1f %%\n"
                   "refreshes     %llu\n"
                   "speed         %.2f M requests/s (%.3f s wall), %.2f M requests/s of CPU time (%.3f s)\n",
-                  m.name.c_str(), cfg.stacks, m.pcs_per_stack(), hbm::name(cfg.ctrl.scheduler),
+                  m.name.c_str(), cfg.stacks, cfg.stacks == 1 ? "" : "s", m.pcs_per_stack(), hbm::name(cfg.ctrl.scheduler),
                   hbm::name(cfg.ctrl.page_policy), hbm::name(cfg.ctrl.refresh),
                   (cfg.mapping.empty() ? hbm::default_mapping(m) : cfg.mapping).c_str(),
                   (unsigned long long)(r.reads + r.writes), (unsigned long long)r.reads, (unsigned long long)r.writes,
-                  r.sim_ns / 1000.0, r.bandwidth_gbps, r.peak_gbps, r.efficiency_pct, rd, wr, r.row_hit_rate_pct,
-                  (unsigned long long)r.refreshes, r.requests_per_s / 1e6, r.wall_s, r.requests_per_s_cpu / 1e6, r.cpu_s);
+                  tlmx::time_text(r.sim_ns).c_str(), r.bandwidth_gbps, r.peak_gbps, r.efficiency_pct, rd, wr,
+                  r.row_hit_rate_pct, (unsigned long long)r.refreshes, r.requests_per_s / 1e6, r.wall_s,
+                  r.requests_per_s_cpu / 1e6, r.cpu_s);
     return buf;
-}
-
-namespace {
-
-const char* USAGE = R"(usage: trnsim hbm [--memspec hbm2e|hbm3|hbm3e|FILE.json] [--stacks N]
-         (--trace FILE | --pattern sequential|random|strided [--requests N] [--size BYTES] [--stride BYTES]
-          [--mix R:W] [--seed S])
-         [--scheduler fr_fcfs|fcfs] [--page-policy open|closed|closed_adaptive] [--refresh per_bank|all_bank|none]
-         [--mapping FIELDS] [--queue-depth N] [--write-queue-depth N] [--outstanding N] [--config-dir DIR] [--stats]
-  Drives the HBM DRAM timing model directly (no SystemC) and prints bandwidth, efficiency, read latency,
-  row-buffer hit rate and simulation speed.
-  trace lines: `time_ns R|W address size` (time 0 = as fast as possible, # comments)
-  --outstanding: requests in flight (default: pseudo-channels x queue depth); latency is from presentation
-  defaults: --memspec hbm3 --stacks 1 --pattern random --requests 100000 --size 64 --stride 8192 --mix 1:0 --seed 1
-)";
-
-struct usage_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-} // namespace
-
-int hbm_trace_main(int argc, char** argv) {
-    std::map<std::string, std::string> opt;
-    int i = 1;
-    if (i < argc && std::string(argv[i]) == "hbm") ++i;
-    try {
-        for (; i < argc; ++i) {
-            std::string a = argv[i];
-            if (a == "-h" || a == "--help") {
-                std::cout << USAGE;
-                return 0;
-            }
-            if (a.rfind("--", 0) != 0) throw usage_error("unexpected argument '" + a + "'");
-            std::string k = a.substr(2), val;
-            auto eq = k.find('=');
-            if (eq != std::string::npos) val = k.substr(eq + 1), k = k.substr(0, eq);
-            static const char* known[] = {"memspec", "stacks", "trace", "pattern", "requests", "size", "stride",
-                                          "mix", "seed", "scheduler", "page-policy", "refresh", "mapping",
-                                          "queue-depth", "write-queue-depth", "outstanding", "config-dir", "stats"};
-            bool ok = false;
-            for (const char* kn : known) ok = ok || k == kn;
-            if (!ok) throw usage_error("unknown option --" + k);
-            if (opt.count(k)) throw usage_error("option --" + k + " given twice");
-            if (eq == std::string::npos) {
-                if (k == "stats") val = "1";
-                else if (i + 1 >= argc) throw usage_error("--" + k + " needs a value");
-                else val = argv[++i];
-            }
-            opt[k] = val;
-        }
-        auto get = [&](const char* k, const std::string& d) { return opt.count(k) ? opt[k] : d; };
-        auto get_u = [&](const char* k, uint64_t d) {
-            if (!opt.count(k)) return d;
-            uint64_t v;
-            if (!parse_u64(opt[k], v)) throw usage_error(std::string("--") + k + ": expected a whole number, got '" + opt[k] + "'");
-            return v;
-        };
-        if (opt.count("trace") && opt.count("pattern")) throw usage_error("give --trace or --pattern, not both");
-
-        // Build the configuration through the same JSON path as a platform config, so every check applies.
-        std::string dir = get("config-dir", default_hbm_config_dir());
-        std::string ms = get("memspec", "hbm3");
-        bool is_file = ms.find('/') != std::string::npos || (ms.size() > 5 && ms.substr(ms.size() - 5) == ".json");
-        std::string msfile = is_file ? ms : dir + "/memspecs/" + ms + ".json";
-        nlohmann::json j = nlohmann::json::object();
-        j["memspec"] = config::load_json_file(msfile);
-        j["stacks"] = get_u("stacks", 1);
-        if (opt.count("scheduler")) j["scheduler"] = opt["scheduler"];
-        if (opt.count("page-policy")) j["page_policy"] = opt["page-policy"];
-        if (opt.count("refresh")) j["refresh"] = opt["refresh"];
-        if (opt.count("mapping")) j["mapping"] = opt["mapping"];
-        if (opt.count("queue-depth")) j["read_queue_depth"] = get_u("queue-depth", 32);
-        if (opt.count("write-queue-depth")) j["write_queue_depth"] = get_u("write-queue-depth", 32);
-        auto cfg = hbm::parse_hbm_dram_config(config::node::root(j, "trnsim hbm options (memspec " + msfile + ")"));
-
-        uint64_t capacity = cfg.spec.stack_bytes() * cfg.stacks;
-        std::vector<hbm_request> reqs;
-        if (opt.count("trace")) {
-            reqs = read_hbm_trace_file(opt["trace"], capacity);
-        } else {
-            hbm_pattern p;
-            std::string k = get("pattern", "random");
-            if (k == "sequential") p.kind = hbm_pattern_kind::sequential;
-            else if (k == "random") p.kind = hbm_pattern_kind::random;
-            else if (k == "strided") p.kind = hbm_pattern_kind::strided;
-            else throw usage_error("--pattern: '" + k + "' is not one of sequential, random, strided");
-            p.requests = get_u("requests", p.requests);
-            if (p.requests == 0 || p.requests > 100000000)
-                throw usage_error("--requests: " + std::to_string(p.requests) + " is outside 1 .. 100000000 (they are generated in memory)");
-            p.size = get_u("size", p.size);
-            p.stride = get_u("stride", p.stride);
-            p.seed = get_u("seed", p.seed);
-            std::string mix = get("mix", "1:0");
-            auto colon = mix.find(':');
-            uint64_t r = 0, w = 0;
-            if (colon == std::string::npos || !parse_u64(mix.substr(0, colon), r) || !parse_u64(mix.substr(colon + 1), w) ||
-                r + w == 0 || r > 1000000 || w > 1000000)
-                throw usage_error("--mix: expected R:W with whole numbers, e.g. 2:1, got '" + mix + "'");
-            p.mix_reads = uint32_t(r);
-            p.mix_writes = uint32_t(w);
-            if (p.size == 0 || p.size > capacity) throw usage_error("--size must be in [1, capacity]");
-            reqs = make_hbm_pattern(p, capacity);
-        }
-        auto res = run_hbm_requests(cfg, reqs, get_u("outstanding", 0));
-        std::cout << format_hbm_result(cfg, res);
-        if (opt.count("stats"))
-            for (const auto& [k, v] : res.stats) std::cout << "  " << k << " = " << v << "\n";
-        return 0;
-    } catch (const usage_error& e) {
-        std::cerr << "trnsim hbm: " << e.what() << "\n" << USAGE;
-        return 2;
-    } catch (const std::exception& e) {
-        std::cerr << "trnsim hbm: " << e.what() << "\n";
-        return 1;
-    }
 }
 
 } // namespace trnsim::tb

@@ -1,5 +1,5 @@
 // Trace-driven and synthetic-pattern front end for the plain-C++ HBM model (models/hbm/dram/dram_system.h); no
-// SystemC. Used by `trnsim hbm` and bench/hbm_bench.cpp.
+// SystemC. Used by `trnsim hbm` (apps/hbm.cpp) and bench/hbm_bench.cpp.
 //
 // Trace file: one request per line, `time_ns R|W address size`, e.g. `0 R 0x1000 64`. Time 0 means "as soon as
 // possible"; requests are presented in file order (a request is never presented before the one above it). Addresses
@@ -54,7 +54,8 @@ struct hbm_run_result {
 };
 
 // Simulates the requests to completion. The front end is an in-order initiator that keeps at most `outstanding`
-// requests in flight (0: enough to fill every request queue, pseudo-channels x read_queue_depth): request i is
+// requests in flight (0, which `trnsim hbm --outstanding max` gives: enough to fill every request queue,
+// pseudo-channels x read_queue_depth): request i is
 // presented at the earliest cycle >= its time and >= the presentation of request i-1 at which fewer than
 // `outstanding` requests are in flight. Latency is measured from presentation to the last data beat.
 hbm_run_result run_hbm_requests(const hbm::hbm_dram_config& cfg, const std::vector<hbm_request>& reqs,
@@ -65,12 +66,5 @@ hbm::memspec load_memspec(const std::string& name_or_file, const std::string& co
 std::string default_hbm_config_dir();
 
 std::string format_hbm_result(const hbm::hbm_dram_config& cfg, const hbm_run_result& r);
-
-// `trnsim hbm --memspec hbm3 --trace FILE | --pattern sequential|random|strided --requests N --seed S
-//  [--mix R:W] [--stride B] [--size B] [--stacks N] [--scheduler fr_fcfs|fcfs] [--page-policy open|closed|
-//  closed_adaptive] [--refresh per_bank|all_bank|none] [--mapping STR] [--queue-depth N] [--outstanding N]
-//  [--config-dir DIR]`.
-// argv[0] is the program name; a leading "hbm" argument is skipped. Returns the exit status.
-int hbm_trace_main(int argc, char** argv);
 
 } // namespace trnsim::tb

@@ -8,16 +8,40 @@
 #include <mutex>
 #include <thread>
 
+#include <unistd.h>
+
+#include "tlm/time_text.h"
+
 namespace trnsim::tb {
 
 namespace {
 // "12.345 us" (or "0 us"): one unit for every time in the reports, easy to compare.
-std::string us(const sc_core::sc_time& t) {
-    if (t == sc_core::SC_ZERO_TIME) return "0 us";
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.3f us", t.to_seconds() * 1e6);
-    return buf;
-}
+std::string us(const sc_core::sc_time& t) { return tlmx::time_text(t.to_seconds() * 1e9); }
+
+// The progress line of a long run on stderr. On a terminal it is redrawn in place (carriage return) at most a few
+// times a second; in a log or a pipe a plain line is written every `log_every_s` seconds (no carriage returns).
+class progress_line {
+public:
+    progress_line(double after_s, double log_every_s)
+        : m_after(after_s), m_every(log_every_s), m_tty(isatty(fileno(stderr)) != 0) {}
+    ~progress_line() {
+        if (m_drawn) std::fprintf(stderr, "\n");
+    }
+    void update(double wall, const sim_probe& p) {
+        if (m_after <= 0 || wall <= m_after || wall < m_next) return;
+        m_next = wall + (m_tty ? 0.2 : m_every);
+        const std::string what = p.progress_text ? p.progress_text() : "";
+        const std::string now = us(sc_core::sc_time_stamp());
+        if (m_tty) std::fprintf(stderr, "\r[%6.1f s wall] simulated %s  %s   ", wall, now.c_str(), what.c_str());
+        else std::fprintf(stderr, "[%.1f s wall] simulated %s  %s\n", wall, now.c_str(), what.c_str());
+        std::fflush(stderr);
+        m_drawn = m_tty;
+    }
+
+private:
+    double m_after, m_every, m_next = 0;
+    bool m_tty, m_drawn = false;
+};
 
 std::string report(const std::string& what, const sim_probe& p) {
     std::string s = what + " at simulated time " + us(sc_core::sc_time_stamp()) + ":";
@@ -97,7 +121,7 @@ private:
 double run_to_completion(const sim_probe& probe, const sim_options& opt) {
     using clock = std::chrono::steady_clock;
     auto t0 = clock::now();
-    bool printed = false;
+    progress_line progress(opt.progress_after_s, opt.progress_log_every_s);
     uint64_t last_progress = probe.progress ? probe.progress() : 0;
     sc_core::sc_time last_progress_time = sc_core::sc_time_stamp();
     // The stall limit is checked at slice ends: slices no longer than half of it keep the check timely.
@@ -134,13 +158,8 @@ double run_to_completion(const sim_probe& probe, const sim_options& opt) {
                                        probe));
             }
         }
-        if (opt.progress_after_s > 0 && wall > opt.progress_after_s) {
-            std::fprintf(stderr, "\r[%6.1f s wall] simulated %s  %s   ", wall, sc_core::sc_time_stamp().to_string().c_str(),
-                         probe.progress_text ? probe.progress_text().c_str() : "");
-            printed = true;
-        }
+        progress.update(wall, probe);
     }
-    if (printed) std::fprintf(stderr, "\n");
     return std::chrono::duration<double>(clock::now() - t0).count();
 }
 

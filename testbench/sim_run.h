@@ -1,6 +1,8 @@
-// Running a loaded platform to completion: time slices with a progress line on long runs, deadlock detection
-// (no events left but queues unfinished: names what each waits for), a stall watchdog (simulated time goes on but
-// no work completes) and a wall-clock watchdog (a host thread that also catches a run stuck inside one slice).
+// Running a loaded platform to completion: time slices with a progress line on long runs (redrawn in place on a
+// terminal, a plain line every few seconds in a log or pipe; simulated time in us as the reports print it),
+// deadlock detection (no events left but queues unfinished: names what each waits for), a stall watchdog (simulated
+// time goes on but no work completes) and a wall-clock watchdog (a host thread that also catches a run stuck inside
+// one slice).
 #pragma once
 #include <functional>
 #include <stdexcept>
@@ -18,6 +20,7 @@ struct sim_error : std::runtime_error {
 
 struct sim_options {
     double progress_after_s = 3.0;   // print progress to stderr once a run takes longer than this (0 = never)
+    double progress_log_every_s = 5.0;  // not a terminal: one progress line this often (a terminal redraws one line)
     double wall_limit_s = 0;         // stop with a diagnostic after this much wall time (0 = no limit)
     double stall_limit_us = 0;       // stop if simulated time advances this far with no progress (0 = no limit)
     sc_core::sc_time slice = sc_core::sc_time(20, sc_core::SC_US);

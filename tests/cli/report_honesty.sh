@@ -39,7 +39,7 @@ code hbm_writes 0
 has "$out/hbm_writes" "^read latency  none"
 run multichip run --preset trn2-server-16 $small
 code multichip 2
-has "$out/multichip" "'trn2-server-16' is a multi-chip platform \(16 chips\): trnsim run simulates one chip; use trnsim collective"
+has "$out/multichip" "--preset trn2-server-16: a platform of 16 chips; trnsim run simulates one chip: use trnsim collective"
 run coll_big collective --op allreduce --algo torus --bytes 1GiB --quiet
 code coll_big 0
 has "$out/coll_big" "timing only: real data would need about 192.0 GiB, over --max-data-gib 4"

@@ -1,9 +1,8 @@
-// Trace front end: trace-file parsing and its errors (file:line), synthetic patterns, the command-line driver.
+// Trace front end: trace-file parsing and its errors (file:line), synthetic patterns (the command line,
+// apps/hbm.cpp, is tested in tests/cli).
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
-#include <cstdio>
-#include <fstream>
 #include <sstream>
 
 #include "testbench/hbm_trace.h"
@@ -21,11 +20,6 @@ std::string parse_error(const std::string& text, uint64_t capacity = 1 << 20) {
         return e.what();
     }
     return "no error";
-}
-int run_main(std::vector<std::string> args) {
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    return tb::hbm_trace_main(int(argv.size()), argv.data());
 }
 } // namespace
 
@@ -83,25 +77,4 @@ TEST_CASE("synthetic patterns", "[hbm][trace]") {
     }
     CHECK(double(w) / double(r.size()) == Approx(1.0 / 3).margin(0.01));
     CHECK(tb::make_hbm_pattern(p, cap)[100].addr == r[100].addr);  // seeded
-}
-
-TEST_CASE("hbm_trace_main runs patterns and traces and rejects bad options", "[hbm][trace]") {
-    CHECK(run_main({"trnsim", "hbm", "--memspec", "hbm2e", "--pattern", "random", "--requests", "2000", "--seed", "3",
-                    "--mix", "2:1", "--config-dir", TRNSIM_CONFIG_DIR}) == 0);
-    std::string file = "hbm_trace_test.trace";
-    {
-        std::ofstream out(file);
-        out << "# two reads and a write\n0 R 0 64\n0 R 0x40 64\n50 W 0x1000 256\n";
-    }
-    CHECK(run_main({"trnsim", "--trace", file, "--config-dir", TRNSIM_CONFIG_DIR}) == 0);
-    std::remove(file.c_str());
-    CHECK(run_main({"trnsim", "hbm", "--pattern", "zigzag"}) == 2);
-    CHECK(run_main({"trnsim", "hbm", "--bogus", "1"}) == 2);
-    CHECK(run_main({"trnsim", "hbm", "--mix", "2-1"}) == 2);
-    CHECK(run_main({"trnsim", "hbm", "--trace", "/nonexistent.trace", "--config-dir", TRNSIM_CONFIG_DIR}) == 1);
-    CHECK(run_main({"trnsim", "hbm", "--trace", "/tmp", "--config-dir", TRNSIM_CONFIG_DIR}) == 1);      // a directory
-    CHECK(run_main({"trnsim", "hbm", "--trace", "/dev/zero", "--config-dir", TRNSIM_CONFIG_DIR}) == 1);  // a device
-    CHECK(run_main({"trnsim", "hbm", "--requests", "5", "--requests", "6"}) == 2);                      // twice
-    CHECK(run_main({"trnsim", "hbm", "--requests", "1000000000"}) == 2);                                // memory
-    CHECK(run_main({"trnsim", "hbm", "--requests", "100", "--bogus"}) == 2);                            // unknown, last
 }

@@ -2,7 +2,17 @@
 // deadlocks, stalls and checksum mismatches through the library API (exception texts). One kernel per test case.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "models/hbm/hbm_simple.h"
 #include "platforms/config/platform_config.h"
@@ -11,6 +21,7 @@
 #include "tests/support/testbench_thread.h"
 #include "tlm/ext_error.h"
 #include "tlm/ext_strided.h"
+#include "tlm/time_text.h"
 
 using namespace trnsim;
 using Catch::Contains;
@@ -196,4 +207,64 @@ TEST_CASE("strided extents saturate instead of wrapping", "[tlm]") {
     REQUIRE(s.extent(30) == ~0ull);
     tlmx::ext_strided ok(4, 100);
     REQUIRE(ok.extent(40) == 310);
+}
+
+namespace {
+// A run that takes about 0.5 s of wall time: 250 steps of 1 us simulated time, each 2 ms of host time.
+struct slow_counter : sc_core::sc_module {
+    uint64_t done = 0;
+    SC_HAS_PROCESS(slow_counter);
+    explicit slow_counter(sc_core::sc_module_name n) : sc_core::sc_module(n) { SC_THREAD(run); }
+    void run() {
+        for (; done < 250; ++done) {
+            wait(sc_time(1, sc_core::SC_US));
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+    }
+};
+} // namespace
+
+TEST_CASE("the progress line in a log: plain lines every few seconds, no carriage returns, times in us", "[progress]") {
+    slow_counter c("counter");
+    tb::sim_probe p;
+    p.finished = [&] { return c.done >= 250; };
+    p.stuck = [] { return std::vector<std::string>{}; };
+    p.progress = [&] { return c.done; };
+    p.progress_text = [&] { return "step " + std::to_string(c.done) + "/250"; };
+    tb::sim_options o;
+    o.progress_after_s = 0.05;
+    o.progress_log_every_s = 0.1;
+    // stderr to a file: not a terminal, as in a log or a pipe.
+    const std::string file = "progress_line_test.txt";
+    std::fflush(stderr);
+    const int saved = dup(2);
+    const int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    REQUIRE(fd >= 0);
+    dup2(fd, 2);
+    close(fd);
+    tb::run_to_completion(p, o);
+    std::fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    std::ifstream in(file);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::remove(file.c_str());
+    INFO(text);
+    CHECK(text.find('\r') == std::string::npos);
+    REQUIRE(!text.empty());
+    CHECK(text.back() == '\n');
+    // Every line: "[0.1 s wall] simulated 51.000 us  step 51/250"; at most one per 0.1 s of the ~0.5 s run.
+    std::istringstream lines(text);
+    size_t n = 0;
+    for (std::string line; std::getline(lines, line); ++n)
+        CHECK(std::regex_match(line, std::regex(R"(\[[0-9]+\.[0-9] s wall\] simulated [0-9]+\.[0-9]{3} us  step [0-9]+/250)")));
+    CHECK(n >= 2);
+    CHECK(n <= 8);
+}
+
+TEST_CASE("simulated times print in one unit: microseconds with three decimals", "[progress]") {
+    CHECK(tlmx::time_text(0) == "0 us");
+    CHECK(tlmx::time_text(1818551.038) == "1818.551 us");  // was "1818551038 ps" in the progress line
+    CHECK(tlmx::time_text(1838550) == "1838.550 us");      // was "1838550 ns"
+    CHECK(tlmx::time_text(0.6) == "0.001 us");
 }
