@@ -197,6 +197,8 @@ int run_point(const sweep_dir& d, size_t index) {
         for (auto& s : p.overrides()) sets.push_back(s);
         const std::string what = m.spec.config_file.empty() ? m.spec.preset : m.spec.config_file;
         auto cfg = platform::load_platform(what, sets, m.config_dir);
+        require_single_chip(cfg, std::string(m.spec.config_file.empty() ? "preset " : "config ") + what,
+                            "a sweep point (a GEMM)", (m.spec.config_file.empty() ? "--platform " : "--config ") + what);
         const gemm_workload gw = parse_workload(p.workload(m.spec));
         tb::gemm_spec g = gw.spec;
         tb::gemm_options opt;

@@ -93,7 +93,7 @@ if [ -c /dev/full ]; then  # (a minimal chroot may have no /dev/full)
 fi
 # A run that fails leaves the old waveform as it was.
 echo "old waveform" > kept.vcd
-expect 3 "deadlock" "$trnsim" run --workload program --program "$ROB/programs/semaphore_never_signalled.json" --quiet --vcd kept.vcd
+expect 3 "injected fault" "$trnsim" run --m 64 --k 64 --n 64 --quiet --fault core0.dma0:error --vcd kept.vcd
 [ "$(cat kept.vcd)" = "old waveform" ] || fail "a failed run replaced kept.vcd"
 no_temporaries
 
