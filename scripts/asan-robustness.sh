@@ -15,12 +15,14 @@
 # - LeakSanitizer walks the coroutine stacks, whose guard pages SystemC mprotects, and dies of SIGSEGV ("Tracer
 #   caught signal 11"): leak detection is off (detect_leaks=0). Use-after-return detection is off (coroutine
 #   stacks again).
+# The sanitizer link keeps every library named (no --as-needed), so the plain test executables that link the
+# testbench would need SystemC's sc_main: --as-needed drops libsystemc where nothing uses it.
 # Usage: scripts/asan-robustness.sh /tmp/asan-build   (TRNSIM_JOBS=N for the build's parallelism)
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=$1
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRNSIM_SANITIZE=address,undefined -DTRNSIM_RTL=OFF \
-      -DTRNSIM_NATIVE=OFF "-DCMAKE_CXX_FLAGS=${TRNSIM_ASAN_FLAGS:-}" >/dev/null
+      -DTRNSIM_NATIVE=OFF "-DCMAKE_CXX_FLAGS=${TRNSIM_ASAN_FLAGS:-}" -DCMAKE_EXE_LINKER_FLAGS=-Wl,--as-needed >/dev/null
 cmake --build "$build" -j "${TRNSIM_JOBS:-2}" --target trnsim robustness_unit_test robustness_sim_test hang_probe \
       fuzz_regressions_test >/dev/null
 export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=0:exitcode=99:detect_stack_use_after_return=0
