@@ -7,20 +7,22 @@
 #
 # SystemC's processes run on QuickThreads coroutine stacks that ASan does not know (Debian's libsystemc has no
 # fiber annotations and no pthread back end). Two consequences, handled here:
-# - an exception thrown on a coroutine stack makes ASan print "ignoring requested __asan_handle_no_return" (it
-#   cannot identify the stack to unpoison). Instrumented frames rewrite their whole shadow in their prologue, so
-#   stale poison matters only under uninstrumented frames; no false report came of it in this suite. Should one
-#   come, TRNSIM_ASAN_FLAGS=--param=asan-stack=0 turns stack instrumentation off (heap, globals, use-after-free and
-#   UBSan stay on);
+# - once a process has run on a coroutine stack, ASan cannot identify the current stack ("ignoring requested
+#   __asan_handle_no_return"), so exceptions leave the redzones of the frames they unwind poisoned, and later
+#   destructors on that stack get false stack-buffer-overflow / stack-use-after-scope reports (22 of the suite's
+#   error paths with full instrumentation). Stack instrumentation is therefore off (gcc --param=asan-stack=0;
+#   heap, use-after-free, globals and UBSan stay on); TRNSIM_ASAN_FLAGS replaces that flag;
 # - LeakSanitizer walks the coroutine stacks, whose guard pages SystemC mprotects, and dies of SIGSEGV ("Tracer
 #   caught signal 11"): leak detection is off (detect_leaks=0). Use-after-return detection is off (coroutine
 #   stacks again).
+# The sanitizer link keeps every library named (no --as-needed), so the plain test executables that link the
+# testbench would need SystemC's sc_main: --as-needed drops libsystemc where nothing uses it.
 # Usage: scripts/asan-robustness.sh /tmp/asan-build   (TRNSIM_JOBS=N for the build's parallelism)
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=$1
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRNSIM_SANITIZE=address,undefined -DTRNSIM_RTL=OFF \
-      -DTRNSIM_NATIVE=OFF "-DCMAKE_CXX_FLAGS=${TRNSIM_ASAN_FLAGS:-}" >/dev/null
+      -DTRNSIM_NATIVE=OFF "-DCMAKE_CXX_FLAGS=${TRNSIM_ASAN_FLAGS---param=asan-stack=0}" -DCMAKE_EXE_LINKER_FLAGS=-Wl,--as-needed >/dev/null
 cmake --build "$build" -j "${TRNSIM_JOBS:-2}" --target trnsim robustness_unit_test robustness_sim_test hang_probe \
       fuzz_regressions_test >/dev/null
 export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=0:exitcode=99:detect_stack_use_after_return=0

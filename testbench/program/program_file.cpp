@@ -175,9 +175,10 @@ core::instruction parse_dma(const node& n, uint32_t sems, const address_reader& 
     if (!why.empty()) n.fail_here("bad DMA descriptor " + dma::to_string(d) + ": " + why);
     // A functional run holds the bytes an instruction moves in host memory (its source and destination pages):
     // the same cap as one init or check region, so a huge copy is this message, not std::bad_alloc or the OOM killer.
-    const unsigned __int128 bytes = (unsigned __int128)d.row_bytes * d.rows * d.planes;
-    if (chip.hbm.functional && bytes > MAX_HOST_BYTES)
-        n.fail_here("a DMA of " + (bytes >> 64 ? std::string("more than 2^64") : std::to_string(uint64_t(bytes))) +
+    const uint64_t row_count = uint64_t(d.rows) * d.planes;  // both 32-bit: no overflow
+    const bool over_64 = row_count && d.row_bytes > ~0ull / row_count;
+    if (chip.hbm.functional && (over_64 || d.row_bytes * row_count > MAX_HOST_BYTES))
+        n.fail_here("a DMA of " + (over_64 ? std::string("more than 2^64") : std::to_string(d.row_bytes * row_count)) +
                     " bytes (row_bytes x rows x planes): a functional run holds the data in host memory, at most 1 GiB "
                     "(1073741824 bytes) per DMA instruction (split it, or run timing-only: sim.functional=false)");
     return in;
