@@ -70,13 +70,35 @@ dma::dma_config parse_dma(const node& n) {
     return c;
 }
 
-// model = "dram": every key but the simple model's goes to the DRAM model's parser (which rejects unknown ones);
-// "memspec": "hbm3" names configs/memspecs/hbm3.json.
+// chip.hbm keys that only one model reads ("model" and "stacks" are both models'). Naming a key the chosen model
+// does not read is an error: nothing in chip.hbm is silently ignored.
+const std::vector<std::string>& simple_hbm_keys() {
+    static const std::vector<std::string> k = {"channels_per_stack", "capacity_gib", "bandwidth_gbps", "latency_ns",
+                                               "interleave_bytes", "channel_hash"};
+    return k;
+}
+const std::vector<std::string>& dram_hbm_keys() {
+    static const std::vector<std::string> k = {"memspec", "mapping", "scheduler", "page_policy", "refresh",
+                                               "read_queue_depth", "write_queue_depth", "write_high_watermark",
+                                               "write_low_watermark"};
+    return k;
+}
+void reject_other_model_keys(const node& n, const std::string& model, const std::string& other,
+                             const std::vector<std::string>& keys, const std::string& why) {
+    for (const auto& k : keys)
+        if (n.has(k))
+            n.fail(k, "a setting of chip.hbm.model \"" + other + "\", which model \"" + model + "\" does not use (" +
+                          why + "; remove it, or set it to null to drop a preset's value)");
+}
+
+// model = "dram": the detailed model's keys go to its parser (which rejects unknown ones); "memspec": "hbm3" names
+// configs/memspecs/hbm3.json. Capacity, channels (= pseudo-channels) and bandwidth follow from the memspec.
 void parse_hbm_dram(const node& n, hbm::hbm_config& c) {
+    reject_other_model_keys(n, "dram", "simple", simple_hbm_keys(),
+                            "capacity, channels and bandwidth follow from the memspec and stacks");
     nlohmann::json d = n.raw();
-    for (const char* k : {"model", "channels_per_stack", "capacity_gib", "bandwidth_gbps", "latency_ns", "interleave_bytes",
-                          "channel_hash"})
-        d.erase(k);
+    d.erase("model");
+    for (auto it = d.begin(); it != d.end();) it = it->is_null() ? d.erase(it) : std::next(it);  // null: not set
     if (d.contains("memspec") && d["memspec"].is_string()) {
         std::string name = d["memspec"].get<std::string>();
         std::string file = default_config_dir() + "/memspecs/" + name + ".json";
@@ -102,6 +124,7 @@ hbm::hbm_config parse_hbm(const node& n) {
         parse_hbm_dram(n, c);
         return c;
     }
+    reject_other_model_keys(n, "simple", "dram", dram_hbm_keys(), "the simple model has no DRAM timing");
     c.stacks = uint32_t(n.get_uint("stacks", c.stacks, 1, 64));
     c.channels_per_stack = uint32_t(n.get_uint("channels_per_stack", c.channels_per_stack, 1, 256));
     c.capacity_bytes = uint64_t(n.get_double("capacity_gib", double(c.capacity_bytes) / double(GiB), 1.0 / 1024, 65536) * double(GiB));
@@ -109,7 +132,6 @@ hbm::hbm_config parse_hbm(const node& n) {
     c.latency_ns = n.get_double("latency_ns", c.latency_ns, 0, 1e6);
     c.interleave_bytes = n.get_uint("interleave_bytes", c.interleave_bytes, 32, 1 << 30);
     if (c.interleave_bytes & (c.interleave_bytes - 1)) n.fail("interleave_bytes", "must be a power of two");
-    c.memspec = n.get_string("memspec", c.memspec);
     c.channel_hash = n.get_bool("channel_hash", c.channel_hash);
     n.finish();
     return c;
