@@ -13,6 +13,7 @@
 
 #include "models/hbm/dram/dram_system.h"
 #include "platforms/config/config_node.h"
+#include "platforms/config/preset.h"
 
 namespace trnsim::tb {
 
@@ -166,9 +167,7 @@ std::string default_hbm_config_dir() {
 }
 
 hbm::memspec load_memspec(const std::string& name_or_file, const std::string& config_dir) {
-    bool is_file = name_or_file.find('/') != std::string::npos ||
-                   (name_or_file.size() > 5 && name_or_file.substr(name_or_file.size() - 5) == ".json");
-    std::string file = is_file ? name_or_file : config_dir + "/memspecs/" + name_or_file + ".json";
+    std::string file = config::resolve_preset(name_or_file, config_dir + "/memspecs", "memspec");
     auto j = config::load_json_file(file);
     return hbm::parse_memspec(config::node::root(j, file));
 }
@@ -257,8 +256,7 @@ int hbm_trace_main(int argc, char** argv) {
         // Build the configuration through the same JSON path as a platform config, so every check applies.
         std::string dir = get("config-dir", default_hbm_config_dir());
         std::string ms = get("memspec", "hbm3");
-        bool is_file = ms.find('/') != std::string::npos || (ms.size() > 5 && ms.substr(ms.size() - 5) == ".json");
-        std::string msfile = is_file ? ms : dir + "/memspecs/" + ms + ".json";
+        std::string msfile = config::resolve_preset(ms, dir + "/memspecs", "memspec");
         nlohmann::json j = nlohmann::json::object();
         j["memspec"] = config::load_json_file(msfile);
         j["stacks"] = get_u("stacks", 1);

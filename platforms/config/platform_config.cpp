@@ -93,19 +93,18 @@ void reject_other_model_keys(const node& n, const std::string& model, const std:
 
 // model = "dram": the detailed model's keys go to its parser (which rejects unknown ones); "memspec": "hbm3" names
 // configs/memspecs/hbm3.json. Capacity, channels (= pseudo-channels) and bandwidth follow from the memspec.
-void parse_hbm_dram(const node& n, hbm::hbm_config& c) {
+void parse_hbm_dram(const node& n, hbm::hbm_config& c, const std::string& dir) {
     reject_other_model_keys(n, "dram", "simple", simple_hbm_keys(),
                             "capacity, channels and bandwidth follow from the memspec and stacks");
     nlohmann::json d = n.raw();
     d.erase("model");
     for (auto it = d.begin(); it != d.end();) it = it->is_null() ? d.erase(it) : std::next(it);  // null: not set
     if (d.contains("memspec") && d["memspec"].is_string()) {
-        std::string name = d["memspec"].get<std::string>();
-        std::string file = default_config_dir() + "/memspecs/" + name + ".json";
-        if (!std::filesystem::exists(file)) {
-            std::string known;
-            for (auto& s : list_presets(default_config_dir() + "/memspecs")) known += (known.empty() ? "" : ", ") + s;
-            n.fail("memspec", "unknown memspec '" + name + "' (known: " + known + ")");
+        std::string file;
+        try {
+            file = config::resolve_preset(d["memspec"].get<std::string>(), dir + "/memspecs", "memspec", n.source());
+        } catch (const config_error& e) {
+            n.fail("memspec", e.what());
         }
         d["memspec"] = config::load_json_file(file);
     }
@@ -117,11 +116,11 @@ void parse_hbm_dram(const node& n, hbm::hbm_config& c) {
     c.dram = std::move(dram);
 }
 
-hbm::hbm_config parse_hbm(const node& n) {
+hbm::hbm_config parse_hbm(const node& n, const std::string& dir) {
     hbm::hbm_config c;
     c.model = n.get_choice("model", c.model, {"simple", "dram"});
     if (c.model == "dram") {
-        parse_hbm_dram(n, c);
+        parse_hbm_dram(n, c, dir);
         return c;
     }
     reject_other_model_keys(n, "simple", "dram", dram_hbm_keys(), "the simple model has no DRAM timing");
@@ -306,12 +305,12 @@ std::vector<tlmx::fault_spec> parse_faults(const node& chip_node, const chip_con
     return out;
 }
 
-chip_config parse_chip(const node& n) {
+chip_config parse_chip(const node& n, const std::string& dir) {
     chip_config c;
     c.name = n.get_string("name", c.name);
     c.cores = uint32_t(n.get_uint("cores", c.cores, 1, 256));
     c.core = parse_core(n.child("core"));
-    c.hbm = parse_hbm(n.child("hbm"));
+    c.hbm = parse_hbm(n.child("hbm"), dir);
     c.energy = parse_energy(n.child("energy"));
     node noc = n.child("noc");
     c.noc.hop_latency_ns = noc.get_double("hop_latency_ns", c.noc.hop_latency_ns, 0, 1e6);
@@ -394,22 +393,13 @@ nlohmann::json fault_option_json(const std::string& option) {
 
 std::string default_config_dir() { return TRNSIM_CONFIG_DIR; }
 
-std::vector<std::string> list_presets(const std::string& dir) {
-    std::vector<std::string> out;
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-        if (e.is_regular_file() && e.path().extension() == ".json") out.push_back(e.path().stem().string());
-    std::sort(out.begin(), out.end());
-    return out;
-}
-
-platform_config parse_platform(const nlohmann::json& j, const std::string& source) {
+platform_config parse_platform(const nlohmann::json& j, const std::string& source, const std::string& dir) {
     node root = node::root(j, source);
     platform_config p;
     p.description = root.get_string("description", "");
     root.get_string("extends", "");  // already resolved by load_platform
     std::string kind = root.get_choice("platform", "single_chip", {"single_chip", "server", "cluster"});
-    p.chip = parse_chip(root.child("chip"));
+    p.chip = parse_chip(root.child("chip"), dir);
     node sim = root.child("sim");
     p.functional = sim.get_bool("functional", true);
     p.chip.compute_threads = uint32_t(sim.get_uint("compute_threads", p.chip.compute_threads, 0, 64));
@@ -442,19 +432,8 @@ platform_config load_platform(const std::string& name_or_file, const std::vector
                               const std::vector<std::string>& fault_options, const std::string& dir) {
     namespace fs = std::filesystem;
     // A preset name, or a file: relative files named by "extends" are relative to the file that names them.
-    auto resolve = [&](const std::string& n, const std::string& from = "") -> std::string {
-        if ((n.size() > 5 && n.substr(n.size() - 5) == ".json") || n.find('/') != std::string::npos) {
-            fs::path p(n);
-            if (p.is_relative() && !from.empty()) p = fs::path(from).parent_path() / p;
-            return p.string();
-        }
-        fs::path p = fs::path(dir) / (n + ".json");
-        if (!fs::exists(p)) {
-            std::string known;
-            for (auto& s : list_presets(dir)) known += (known.empty() ? "" : ", ") + s;
-            throw config_error("unknown preset '" + n + "' (presets in " + dir + ": " + known + ")");
-        }
-        return p.string();
+    auto resolve = [&](const std::string& n, const std::string& from = "") {
+        return config::resolve_preset(n, dir, "preset", from);
     };
     std::string file = resolve(name_or_file);
     nlohmann::json merged = config::load_json_file(file);
@@ -493,7 +472,7 @@ platform_config load_platform(const std::string& name_or_file, const std::vector
     }
     platform_config p;
     try {
-        p = parse_platform(merged, file);
+        p = parse_platform(merged, file, dir);
     } catch (const config_error& e) {
         // A bad value that came from --set is named by the override, not by the preset file.
         std::string msg = e.what(), in = " (in " + file + ")";

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "platforms/config/config_node.h"
+#include "platforms/config/preset.h"
 
 namespace trnsim::train {
 
@@ -17,25 +18,14 @@ uint64_t model_spec::layer_params() const {
 
 uint64_t model_spec::params() const { return layers * layer_params() + 2ull * vocab * hidden + hidden; }
 
-std::vector<std::string> model_presets(const std::string& config_dir) {
-    std::vector<std::string> names;
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(config_dir + "/models", ec))
-        if (e.is_regular_file() && e.path().extension() == ".json") names.push_back(e.path().stem().string());
-    std::sort(names.begin(), names.end());
-    return names;
-}
+std::vector<std::string> model_presets(const std::string& config_dir) { return config::list_presets(config_dir + "/models"); }
 
 model_spec load_model(const std::string& what, const std::string& config_dir) {
-    std::string file = what;
-    if (what.find('/') == std::string::npos && what.find(".json") == std::string::npos) {
-        file = config_dir + "/models/" + what + ".json";
-        if (!std::filesystem::exists(file)) {
-            std::string known;
-            for (const auto& n : model_presets(config_dir)) known += (known.empty() ? "" : ", ") + n;
-            throw config::config_error("--model: unknown model '" + what + "' (presets: " + known +
-                                       "; or give a file path)");
-        }
+    std::string file;
+    try {
+        file = config::resolve_preset(what, config_dir + "/models", "model", "", "; or give a file path");
+    } catch (const config::config_error& e) {
+        throw config::config_error(std::string("--model: ") + e.what());
     }
     const nlohmann::json j = config::load_json_file(file);
     const config::node n = config::node::root(j, file);
