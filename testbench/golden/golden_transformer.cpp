@@ -43,50 +43,6 @@ mat add(const mat& a, const mat& b) {
 }
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
-struct norm_state {
-    mat xn;                 // (x - mean) * r for layer norm, x * r for RMS norm
-    std::vector<double> r;  // 1 / sqrt(var + eps) or 1 / sqrt(mean(x^2) + eps) per row
-};
-mat norm_fwd(const mat& x, const decoder_weights& w, const mat& g, const mat& b, double eps, norm_state& st) {
-    st.xn = mat(x.rows, x.cols);
-    st.r.assign(x.rows, 0);
-    mat h(x.rows, x.cols);
-    for (uint32_t i = 0; i < x.rows; ++i) {
-        double mean = 0;
-        if (w.layer_norm) {
-            for (uint32_t j = 0; j < x.cols; ++j) mean += x(i, j);
-            mean /= x.cols;
-        }
-        double ss = 0;
-        for (uint32_t j = 0; j < x.cols; ++j) ss += (x(i, j) - mean) * (x(i, j) - mean);
-        st.r[i] = 1.0 / std::sqrt(ss / x.cols + eps);
-        for (uint32_t j = 0; j < x.cols; ++j) {
-            st.xn(i, j) = (x(i, j) - mean) * st.r[i];
-            h(i, j) = st.xn(i, j) * g(0, j) + (w.layer_norm ? b(0, j) : 0.0);
-        }
-    }
-    return h;
-}
-// d/dx of h = norm(x) g (+ b) given dh; dg = sum over rows of dh * xn, db = sum over rows of dh.
-mat norm_backward(const mat& dh, const decoder_weights& w, const mat& g, const norm_state& st, mat& dg, mat& db) {
-    const uint32_t H = dh.cols;
-    dg = mat(1, H);
-    db = mat(1, H);
-    mat dx(dh.rows, H);
-    for (uint32_t i = 0; i < dh.rows; ++i) {
-        double c = 0, a = 0;
-        for (uint32_t j = 0; j < H; ++j) {
-            dg(0, j) += dh(i, j) * st.xn(i, j);
-            db(0, j) += dh(i, j);
-            c += dh(i, j) * g(0, j) * st.xn(i, j);
-            a += dh(i, j) * g(0, j);
-        }
-        if (!w.layer_norm) a = 0;
-        for (uint32_t j = 0; j < H; ++j) dx(i, j) = st.r[i] * (dh(i, j) * g(0, j) - a / H - st.xn(i, j) * c / H);
-    }
-    return dx;
-}
-
 struct attn_state {
     mat q, k, v, o;
     std::vector<mat> p;  // per head S x S
@@ -137,6 +93,45 @@ mat mlp_fwd(const mat& h, const decoder_weights& w, mlp_state& st) {
 
 } // namespace
 
+mat norm_forward(const mat& x, const mat& g, const mat* b, double eps, norm_state& st) {
+    st.xn = mat(x.rows, x.cols);
+    st.r.assign(x.rows, 0);
+    mat h(x.rows, x.cols);
+    for (uint32_t i = 0; i < x.rows; ++i) {
+        double mean = 0;
+        if (b) {
+            for (uint32_t j = 0; j < x.cols; ++j) mean += x(i, j);
+            mean /= x.cols;
+        }
+        double ss = 0;
+        for (uint32_t j = 0; j < x.cols; ++j) ss += (x(i, j) - mean) * (x(i, j) - mean);
+        st.r[i] = 1.0 / std::sqrt(ss / x.cols + eps);
+        for (uint32_t j = 0; j < x.cols; ++j) {
+            st.xn(i, j) = (x(i, j) - mean) * st.r[i];
+            h(i, j) = st.xn(i, j) * g(0, j) + (b ? (*b)(0, j) : 0.0);
+        }
+    }
+    return h;
+}
+mat norm_backward(const mat& dh, const mat& g, bool layer_norm, const norm_state& st, mat& dg, mat& db) {
+    const uint32_t H = dh.cols;
+    dg = mat(1, H);
+    db = mat(1, H);
+    mat dx(dh.rows, H);
+    for (uint32_t i = 0; i < dh.rows; ++i) {
+        double c = 0, a = 0;
+        for (uint32_t j = 0; j < H; ++j) {
+            dg(0, j) += dh(i, j) * st.xn(i, j);
+            db(0, j) += dh(i, j);
+            c += dh(i, j) * g(0, j) * st.xn(i, j);
+            a += dh(i, j) * g(0, j);
+        }
+        if (!layer_norm) a = 0;
+        for (uint32_t j = 0; j < H; ++j) dx(i, j) = st.r[i] * (dh(i, j) * g(0, j) - a / H - st.xn(i, j) * c / H);
+    }
+    return dx;
+}
+
 mat attention(const mat& x, const decoder_weights& w, uint32_t heads, bool causal) {
     attn_state st;
     return attention_fwd(x, w, heads, causal, st);
@@ -153,9 +148,9 @@ mat decoder(const mat& x, const decoder_weights& w, uint32_t heads, bool causal,
     norm_state n1, n2;
     attn_state at;
     mlp_state ml;
-    mat h1 = norm_fwd(x, w, w.g1, w.b1, eps, n1);
+    mat h1 = norm_forward(x, w.g1, w.layer_norm ? &w.b1 : nullptr, eps, n1);
     mat x2 = add(x, attention_fwd(h1, w, heads, causal, at));
-    mat h2 = norm_fwd(x2, w, w.g2, w.b2, eps, n2);
+    mat h2 = norm_forward(x2, w.g2, w.layer_norm ? &w.b2 : nullptr, eps, n2);
     mat y = add(x2, mlp_fwd(h2, w, ml));
     if (!dy || !gr) return y;
 
@@ -171,7 +166,7 @@ mat decoder(const mat& x, const decoder_weights& w, uint32_t heads, bool causal,
     gr->dw1 = matmul_tn(h2, dg);
     gr->dw3 = matmul_tn(h2, du);
     mat dh2 = add(matmul_nt(dg, w.w1), matmul_nt(du, w.w3));
-    mat dx2 = add(*dy, norm_backward(dh2, w, w.g2, n2, gr->dg2, gr->db2));
+    mat dx2 = add(*dy, norm_backward(dh2, w.g2, w.layer_norm, n2, gr->dg2, gr->db2));
     // Attention
     gr->dwo = matmul_tn(at.o, dx2);
     mat d_o = matmul_nt(dx2, w.wo);
@@ -195,7 +190,7 @@ mat decoder(const mat& x, const decoder_weights& w, uint32_t heads, bool causal,
     gr->dwk = matmul_tn(h1, dk);
     gr->dwv = matmul_tn(h1, dv);
     mat dh1 = add(add(matmul_nt(dq, w.wq), matmul_nt(dk, w.wk)), matmul_nt(dv, w.wv));
-    gr->dx = add(dx2, norm_backward(dh1, w, w.g1, n1, gr->dg1, gr->db1));
+    gr->dx = add(dx2, norm_backward(dh1, w.g1, w.layer_norm, n1, gr->dg1, gr->db1));
     return y;
 }
 

@@ -40,6 +40,15 @@ mat mlp(const mat& x, const decoder_weights& w);
 mat decoder(const mat& x, const decoder_weights& w, uint32_t heads, bool causal, double eps, const mat* dy,
             decoder_grads* grads);
 
+// RMS norm (b null) or layer norm (b given) over each row of x: h = norm(x) g (+ b), with what the backward needs.
+struct norm_state {
+    mat xn;                 // (x - mean) * r for layer norm, x * r for RMS norm
+    std::vector<double> r;  // 1 / sqrt(var + eps) or 1 / sqrt(mean(x^2) + eps) per row
+};
+mat norm_forward(const mat& x, const mat& g, const mat* b, double eps, norm_state& st);
+// d/dx of h = norm(x) g (+ b) given dh; dg = sum over rows of dh * xn, db = sum over rows of dh.
+mat norm_backward(const mat& dh, const mat& g, bool layer_norm, const norm_state& st, mat& dg, mat& db);
+
 // One Adam step (bias-corrected), in place on p, m, v.
 void adam(std::vector<double>& p, std::vector<double>& m, std::vector<double>& v, const std::vector<double>& g,
           double lr, double beta1, double beta2, double eps, uint32_t step);

@@ -8,6 +8,7 @@
 
 #include "platforms/single_chip/chip.h"
 #include "testbench/chip_probe.h"
+#include "testbench/golden/golden_transformer.h"
 #include "testbench/stimulus.h"
 #include "testbench/transformer/kernel_builder.h"
 
@@ -360,11 +361,7 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
             }
             case phase_kind::rmsnorm:
                 load("x");
-                kb.binary(vop::mul, S("sq"), S("x"), S("x"));
-                kb.unary(vop::reduce_sum_free, S("ss"), S("sq"));
-                kb.act(S("r"), S("ss"), act_fn::rsqrt, inv_h, eps);
-                kb.binary(vop::mul, S("xn"), S("x"), S("r"), bcast::column);
-                kb.binary(vop::mul, S("y"), S("xn"), gain, bcast::row);
+                tb::emit_rmsnorm(kb, S("y"), S("xn"), S("r"), S("sq"), S("ss"), S("x"), gain, eps);
                 store("y", "y"), store("rstd", "r");
                 break;
             case phase_kind::rmsnorm_bwd: {  // dx = r (dxn - xn mean(dxn xn)), dxn = dy g; dg: a row per row tile
@@ -372,11 +369,7 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
                 kb.copy(S("r"), T("rstd"));
                 const tile xn = S("xn"), dxn = S("dxn"), uu = S("u");
                 kb.binary(vop::mul, xn, S("x"), S("r"), bcast::column);
-                kb.binary(vop::mul, dxn, S("dy"), gain, bcast::row);
-                kb.binary(vop::mul, uu, dxn, xn);
-                kb.unary(vop::reduce_sum_free, S("c"), uu);
-                kb.binary(vop::mul, uu, xn, S("c"), bcast::column);
-                kb.binary(vop::axpby, uu, dxn, uu, bcast::none, 1.0f, -inv_h);
+                tb::emit_rmsnorm_backward_core(kb, uu, uu, uu, S("c"), dxn, S("dy"), gain, xn);
                 kb.binary(vop::mul, S("dx"), uu, S("r"), bcast::column);
                 store("dx", "dx");
                 kb.binary(vop::mul, uu, S("dy"), xn);
@@ -405,15 +398,8 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
                 break;
             case phase_kind::adam: {
                 load("param"), load("m"), load("v"), load("grad");
-                const tile m = S("m"), v = S("v"), g2 = S("g2"), den = S("den");
-                kb.binary(vop::axpby, m, m, S("grad"), bcast::none, b1, 1.0f - b1);
-                kb.binary(vop::mul, g2, S("grad"), S("grad"));
-                kb.binary(vop::axpby, v, v, g2, bcast::none, b2, 1.0f - b2);
-                kb.act(den, v, act_fn::sqrt, 1.0f / bc2);
-                kb.unary(vop::scale_bias, den, den, 1.0f, adam_eps);
-                kb.act(den, den, act_fn::reciprocal);
-                kb.binary(vop::mul, g2, m, den);
-                kb.binary(vop::axpby, S("param"), S("param"), g2, bcast::none, 1.0f, -lr / bc1);
+                const tile g2 = S("g2");
+                tb::emit_adam(kb, S("param"), S("m"), S("v"), S("grad"), g2, S("den"), g2, {b1, b2, lr, adam_eps, bc1, bc2});
                 kb.unary(vop::copy, S("w"), S("param"));  // the model-dtype weight the next step's GEMMs read
                 store("param", "param"), store("m", "m"), store("v", "v"), store("w", "w");
                 break;
@@ -470,6 +456,11 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
     std::map<std::string, std::vector<double>> want;
     auto& w = want;
     auto A = [&](const char* n) -> const std::vector<double>& { return in.at(n); };
+    auto M = [&](const char* n, uint64_t rows, uint64_t cols) {  // an input as a golden matrix
+        tb::golden::mat m{uint32_t(rows), uint32_t(cols)};
+        m.v = in.at(n);
+        return m;
+    };
     auto sig = [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
     switch (s.kind) {
     case phase_kind::add: {
@@ -503,30 +494,21 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
             }
         break;
     }
-    case phase_kind::rmsnorm: {
-        auto& y = w["y"] = A("x");
-        auto& rs = w["rstd"] = std::vector<double>(R);
-        for (uint64_t i = 0; i < R; ++i) {
-            double ss = 0;
-            for (uint64_t c = 0; c < C; ++c) ss += A("x")[i * C + c] * A("x")[i * C + c];
-            rs[i] = 1 / std::sqrt(ss / double(C) + double(eps));
-            for (uint64_t c = 0; c < C; ++c) y[i * C + c] = A("x")[i * C + c] * rs[i] * A("gain")[c];
-        }
+    case phase_kind::rmsnorm: {  // the golden RMS norm (testbench/golden)
+        tb::golden::norm_state st;
+        w["y"] = tb::golden::norm_forward(M("x", R, C), M("gain", 1, C), nullptr, double(eps), st).v;
+        w["rstd"] = st.r;
         break;
     }
-    case phase_kind::rmsnorm_bwd: {
-        auto& dx = w["dx"] = A("x");
-        auto& dgain = w["dgain"] = std::vector<double>(C, 0.0);
-        for (uint64_t i = 0; i < R; ++i) {
-            const double ri = A("rstd")[i];
-            double c = 0;
-            for (uint64_t k = 0; k < C; ++k) c += A("dy")[i * C + k] * A("gain")[k] * A("x")[i * C + k] * ri;
-            for (uint64_t k = 0; k < C; ++k) {
-                const double xn = A("x")[i * C + k] * ri, dxn = A("dy")[i * C + k] * A("gain")[k];
-                dx[i * C + k] = ri * (dxn - xn * c / double(C));
-                dgain[k] += A("dy")[i * C + k] * xn;
-            }
-        }
+    case phase_kind::rmsnorm_bwd: {  // its backward, from the stored rstd
+        tb::golden::norm_state st;
+        st.r = A("rstd");
+        st.xn = M("x", R, C);
+        for (uint64_t i = 0; i < R; ++i)
+            for (uint64_t k = 0; k < C; ++k) st.xn.v[i * C + k] *= st.r[i];
+        tb::golden::mat dgain, db;
+        w["dx"] = tb::golden::norm_backward(M("dy", R, C), M("gain", 1, C), false, st, dgain, db).v;
+        w["dgain"] = dgain.v;
         break;
     }
     case phase_kind::softmax: {
@@ -548,18 +530,13 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
         }
         break;
     }
-    case phase_kind::adam: {
+    case phase_kind::adam: {  // the golden Adam step (testbench/golden), step 2
         auto& m = w["m"] = A("m");
         auto& v = w["v"] = A("v");
-        auto& upd = w["update"] = A("param");
-        for (uint64_t i = 0; i < m.size(); ++i) {
-            const double g = A("grad")[i];
-            m[i] = b1 * m[i] + (1 - double(b1)) * g;
-            v[i] = b2 * v[i] + (1 - double(b2)) * g * g;
-            upd[i] = -double(lr) / bc1 * m[i] / (std::sqrt(v[i] / bc2) + adam_eps);
-        }
         auto& wt = w["w"] = A("param");
-        for (uint64_t i = 0; i < wt.size(); ++i) wt[i] += upd[i];
+        tb::golden::adam(wt, m, v, A("grad"), lr, b1, b2, adam_eps, 2);
+        auto& upd = w["update"] = wt;
+        for (uint64_t i = 0; i < upd.size(); ++i) upd[i] -= A("param")[i];
         break;
     }
     }

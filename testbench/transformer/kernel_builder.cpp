@@ -254,4 +254,41 @@ void kernel_builder::vec(bool scalar_engine, ve::vop op, const tile& out, const 
 
 core::core_program kernel_builder::finish() { return m_prog; }
 
+void emit_rmsnorm(kernel_builder& kb, const tile& h, const tile& xn, const tile& r, const tile& sq, const tile& ss,
+                  const tile& x, const tile& g, float eps) {
+    using ve::bcast;
+    using ve::vop;
+    kb.binary(vop::mul, sq, x, x);
+    kb.unary(vop::reduce_sum_free, ss, sq);
+    kb.act(r, ss, ve::act_fn::rsqrt, 1.0f / float(x.free), eps);
+    kb.binary(vop::mul, xn, x, r, bcast::column);
+    kb.binary(vop::mul, h, xn, g, bcast::row);
+}
+
+void emit_rmsnorm_backward_core(kernel_builder& kb, const tile& v, const tile& w, const tile& u, const tile& c,
+                                const tile& dxn, const tile& dh, const tile& g, const tile& xn) {
+    using ve::bcast;
+    using ve::vop;
+    kb.binary(vop::mul, dxn, dh, g, bcast::row);
+    kb.binary(vop::mul, u, dxn, xn);
+    kb.unary(vop::reduce_sum_free, c, u);
+    kb.binary(vop::mul, w, xn, c, bcast::column);
+    kb.binary(vop::axpby, v, dxn, w, bcast::none, 1.0f, -1.0f / float(dh.free));  // dxn - xn * mean(dxn * xn)
+}
+
+void emit_adam(kernel_builder& kb, const tile& p, const tile& m, const tile& v, const tile& g, const tile& g2,
+               const tile& den, const tile& upd, const adam_params& a) {
+    using ve::act_fn;
+    using ve::bcast;
+    using ve::vop;
+    kb.binary(vop::axpby, m, m, g, bcast::none, a.beta1, 1.0f - a.beta1);  // m = b1 m + (1 - b1) g
+    kb.binary(vop::mul, g2, g, g);
+    kb.binary(vop::axpby, v, v, g2, bcast::none, a.beta2, 1.0f - a.beta2);
+    kb.act(den, v, act_fn::sqrt, 1.0f / a.c2);             // sqrt(v / c2)
+    kb.unary(vop::scale_bias, den, den, 1.0f, a.eps);      // + eps
+    kb.act(den, den, act_fn::reciprocal);
+    kb.binary(vop::mul, upd, m, den);
+    kb.binary(vop::axpby, p, p, upd, bcast::none, 1.0f, -a.lr / a.c1);  // p -= lr m_hat / (sqrt(v_hat) + eps)
+}
+
 } // namespace trnsim::tb

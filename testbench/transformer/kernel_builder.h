@@ -105,4 +105,23 @@ private:
     static constexpr uint32_t SEM_TE = 0, SEM_VECTOR = 1, SEM_SCALAR = 2, SEM_DMA0 = 3;
 };
 
+// Kernel sequences shared by the transformer workloads (transformer.cpp) and the training phases
+// (train/phase_kernel.cpp); the caller gives every tile (so it decides the SBUF layout), these emit the math.
+//
+// RMS norm of a token-major x (rows x H) scaled by the gain row g: sq = x^2, ss = sum(sq), r = 1 / sqrt(ss / H +
+// eps) (per row), xn = x r, h = xn g.
+void emit_rmsnorm(kernel_builder& kb, const tile& h, const tile& xn, const tile& r, const tile& sq, const tile& ss,
+                  const tile& x, const tile& g, float eps);
+// The core of its backward from dh (given xn and r): dxn = dh g, u = dxn xn, c = sum(u) (per row),
+// w = xn c, v = dxn - w / H (then dx = v r). u, w and v may be one tile.
+void emit_rmsnorm_backward_core(kernel_builder& kb, const tile& v, const tile& w, const tile& u, const tile& c,
+                                const tile& dxn, const tile& dh, const tile& g, const tile& xn);
+// One Adam step on a tile (bias corrections c1, c2 of the step): m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2,
+// p -= lr m / c1 / (sqrt(v / c2) + eps). g2, den and upd are scratch tiles (upd may be den).
+struct adam_params {
+    float beta1, beta2, lr, eps, c1, c2;
+};
+void emit_adam(kernel_builder& kb, const tile& p, const tile& m, const tile& v, const tile& g, const tile& g2,
+               const tile& den, const tile& upd, const adam_params& a);
+
 } // namespace trnsim::tb

@@ -144,11 +144,7 @@ struct compiler {
         st.r = kb.sbuf(S, 1, n + ".r");
         st.xn = kb.sbuf(S, H, n + ".xn");
         tile h = kb.sbuf(S, H, n + ".h");
-        kb.binary(vop::mul, sq, xc, xc);
-        kb.unary(vop::reduce_sum_free, ss, sq);
-        kb.act(st.r, ss, act_fn::rsqrt, 1.0f / float(H), s.eps);
-        kb.binary(vop::mul, st.xn, xc, st.r, bcast::column);
-        kb.binary(vop::mul, h, st.xn, g, bcast::row);
+        emit_rmsnorm(kb, h, st.xn, st.r, sq, ss, xc, g, s.eps);
         if (s.layer_norm) kb.binary(vop::add, h, h, b, bcast::row);
         return h;
     }
@@ -161,11 +157,7 @@ struct compiler {
         dg = kb.sbuf(1, H, n + ".dg");
         kb.binary(vop::mul, t, dh, st.xn);
         kb.unary(vop::reduce_sum_part, dg, t);
-        kb.binary(vop::mul, dxn, dh, g, bcast::row);
-        kb.binary(vop::mul, u, dxn, st.xn);
-        kb.unary(vop::reduce_sum_free, c, u);
-        kb.binary(vop::mul, w, st.xn, c, bcast::column);
-        kb.binary(vop::axpby, v, dxn, w, bcast::none, 1.0f, -1.0f / float(H));  // dxn - xn * mean(dxn * xn)
+        emit_rmsnorm_backward_core(kb, v, w, u, c, dxn, dh, g, st.xn);
         if (s.layer_norm) {  // - mean(dxn)
             db = kb.sbuf(1, H, n + ".db");
             kb.unary(vop::reduce_sum_part, db, dh);
@@ -412,14 +404,7 @@ struct compiler {
                 kb.copy(m, part("m"));
                 kb.copy(v, part("v"));
                 tile g2 = view(b.g2), den = view(b.den);
-                kb.binary(vop::axpby, m, m, g, bcast::none, s.beta1, 1.0f - s.beta1);  // m = b1 m + (1 - b1) g
-                kb.binary(vop::mul, g2, g, g);
-                kb.binary(vop::axpby, v, v, g2, bcast::none, s.beta2, 1.0f - s.beta2);
-                kb.act(den, v, act_fn::sqrt, 1.0f / c2);                 // sqrt(v / c2)
-                kb.unary(vop::scale_bias, den, den, 1.0f, s.adam_eps);   // + eps
-                kb.act(den, den, act_fn::reciprocal);
-                kb.binary(vop::mul, den, m, den);
-                kb.binary(vop::axpby, p, p, den, bcast::none, 1.0f, -s.lr / c1);  // p -= lr m_hat / (sqrt(v_hat) + eps)
+                emit_adam(kb, p, m, v, g, g2, den, den, {s.beta1, s.beta2, s.lr, s.adam_eps, c1, c2});
                 kb.copy(part("param"), p);
                 kb.copy(part("m"), m);
                 kb.copy(part("v"), v);
