@@ -30,7 +30,9 @@ set(TRNSIM_PLAIN_SRC
   ${TRNSIM_PLAIN_ROOT}/platforms/config/platform_config.cpp
   ${TRNSIM_PLAIN_ROOT}/platforms/server/multichip_config.cpp
   ${TRNSIM_PLAIN_ROOT}/models/dma/dma_descriptor.cpp
-  ${TRNSIM_PLAIN_ROOT}/models/collective/schedule.cpp
+  ${TRNSIM_PLAIN_ROOT}/models/collective/schedule.cpp ${TRNSIM_PLAIN_ROOT}/models/collective/schedule_phases.cpp
+  ${TRNSIM_PLAIN_ROOT}/models/collective/algo_ring.cpp ${TRNSIM_PLAIN_ROOT}/models/collective/algo_broadcast.cpp
+  ${TRNSIM_PLAIN_ROOT}/models/collective/algo_alltoall.cpp ${TRNSIM_PLAIN_ROOT}/models/collective/algo_direct.cpp
   ${TRNSIM_PLAIN_ROOT}/models/collective/cost_model.cpp
   ${TRNSIM_PLAIN_ROOT}/models/link/link_timing.cpp
   ${TRNSIM_PLAIN_ROOT}/models/link/torus_routing.cpp
