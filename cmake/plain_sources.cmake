@@ -36,8 +36,8 @@ set(TRNSIM_PLAIN_SRC
   ${TRNSIM_PLAIN_ROOT}/models/collective/cost_model.cpp
   ${TRNSIM_PLAIN_ROOT}/models/link/link_timing.cpp
   ${TRNSIM_PLAIN_ROOT}/models/link/torus_routing.cpp
-  ${TRNSIM_PLAIN_ROOT}/models/chip_light/light_chip_params.cpp
-  ${TRNSIM_PLAIN_ROOT}/models/network/network_params.cpp
+  ${TRNSIM_PLAIN_ROOT}/models/chip_light/light_chip_config.cpp
+  ${TRNSIM_PLAIN_ROOT}/models/network/network_config.cpp
   ${TRNSIM_PLAIN_ROOT}/testbench/program/program_file.cpp
   ${TRNSIM_PLAIN_ROOT}/testbench/hbm_trace.cpp
   ${TRNSIM_PLAIN_ROOT}/tlm/trace_events.cpp)

@@ -12,7 +12,7 @@
 #include <systemc>
 
 #include "models/tensor_engine/te_config.h"
-#include "models/tensor_engine/te_job.h"
+#include "models/tensor_engine/te_backend_if.h"
 #include "models/tensor_engine/te_timing.h"
 
 namespace trnsim::rtl { class me_rtl_adapter_if; }

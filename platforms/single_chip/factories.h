@@ -12,7 +12,7 @@
 #include "models/numerics/dtype.h"
 #include "models/tensor_engine/compute_pool.h"
 #include "models/tensor_engine/te_config.h"
-#include "models/tensor_engine/te_job.h"
+#include "models/tensor_engine/te_backend_if.h"
 #include "tlm/stats.h"
 
 namespace trnsim::platform {

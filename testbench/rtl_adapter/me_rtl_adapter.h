@@ -11,7 +11,7 @@
 #include <systemc>
 
 #include "models/numerics/dtype.h"
-#include "models/tensor_engine/te_job.h"
+#include "models/tensor_engine/te_backend_if.h"
 
 namespace trnsim::rtl {
 

@@ -7,7 +7,7 @@
 
 namespace trnsim::chip_light {
 
-struct light_chip_params {
+struct light_chip_config {
     uint64_t hbm_bytes = 96ull << 30;
     double hbm_gbps = 2900;
     double hbm_latency_ns = 100;        // write latency at the destination memory

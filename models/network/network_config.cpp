@@ -1,10 +1,10 @@
-#include "models/network/network_params.h"
+#include "models/network/network_config.h"
 
 #include <cmath>
 
 namespace trnsim::network {
 
-std::string network_params::check() const {
+std::string network_config::check() const {
     std::string e = nic.check();
     if (!e.empty()) return "nic: " + e;
     if (!(switch_latency_ns >= 0)) return "switch_latency_ns must be >= 0";

@@ -1,6 +1,6 @@
 // What a collective executor needs from a chip of a multi-chip platform: its DMA pushes bytes from its own memory to
 // any fabric address, its reduction engine reduces two regions of its own memory, and a host backdoor loads and reads
-// its memory. The light chip (light_chip.h) implements it; so does the adapter of the full chip model.
+// its memory. The light chip (light_chip.h) implements it (the full chip model, platforms/single_chip, does not).
 // Every call happens at the current simulated time from one SystemC thread and returns at once with the absolute
 // time (ps) at which the operation completes; nothing waits.
 #pragma once
@@ -11,9 +11,9 @@
 
 namespace trnsim::chip_light {
 
-class collective_chip {
+class light_chip_if {
 public:
-    virtual ~collective_chip() = default;
+    virtual ~light_chip_if() = default;
     virtual uint32_t id() const = 0;
     // The chip-local address of the memory collective buffers live in, and its size.
     virtual uint64_t buffer_base() const = 0;

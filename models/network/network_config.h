@@ -7,8 +7,8 @@
 
 namespace trnsim::network {
 
-struct network_params {
-    link::link_params nic{25, 6000, 8192, 64, 64, 0};  // EFA 200 Gbps = 25 GB/s per chip
+struct network_config {
+    link::link_config nic{25, 6000, 8192, 64, 64, 0};  // EFA 200 Gbps = 25 GB/s per chip
     double switch_latency_ns = 600;
     uint32_t servers_per_leaf = 1;
     double oversubscription = 1.0;  // leaf downlink bandwidth / leaf uplink bandwidth (>= 1)
