@@ -21,6 +21,7 @@ set(TRNSIM_HBM_DRAM_SRC
   ${TRNSIM_PLAIN_ROOT}/models/hbm/dram/address_mapper.cpp
   ${TRNSIM_PLAIN_ROOT}/models/hbm/dram/checker/timing_checker.cpp
   ${TRNSIM_PLAIN_ROOT}/models/hbm/dram/scheduler/scheduler.cpp
+  ${TRNSIM_PLAIN_ROOT}/models/hbm/dram/page_policy/page_policy.cpp
   ${TRNSIM_PLAIN_ROOT}/models/hbm/dram/refresh/refresh.cpp
   ${TRNSIM_PLAIN_ROOT}/models/hbm/dram/controller/pc_controller.cpp
   ${TRNSIM_PLAIN_ROOT}/models/hbm/dram/hbm_dram_config.cpp
