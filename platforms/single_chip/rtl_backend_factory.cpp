@@ -2,7 +2,7 @@
 #include "models/tensor_engine/te_backend_rtl.h"
 #include "platforms/config/config_node.h"
 #include "platforms/single_chip/factories.h"
-#include "testbench/rtl_adapter/me_rtl_adapter.h"
+#include "models/tensor_engine/me_rtl_adapter.h"
 
 namespace trnsim::platform {
 

@@ -15,7 +15,7 @@
 
 #include "models/tensor_engine/te_backend_rtl.h"
 #include "models/tensor_engine/te_timing.h"
-#include "testbench/rtl_adapter/me_rtl_adapter.h"
+#include "models/tensor_engine/me_rtl_adapter.h"
 #include "testbench/cosim/me_golden.h"
 
 using namespace trnsim;

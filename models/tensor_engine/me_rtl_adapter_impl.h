@@ -23,7 +23,7 @@
 #include "models/numerics/dtype.h"
 #include "models/tensor_engine/te_config.h"
 #include "platforms/config/output_file.h"
-#include "testbench/rtl_adapter/me_rtl_adapter.h"
+#include "models/tensor_engine/me_rtl_adapter.h"
 
 namespace trnsim::rtl {
 
