@@ -10,8 +10,8 @@
 include_guard(GLOBAL)
 get_filename_component(TRNSIM_PLAIN_ROOT ${CMAKE_CURRENT_LIST_DIR}/.. ABSOLUTE)
 
-set(TRNSIM_CONFIG_SRC ${TRNSIM_PLAIN_ROOT}/platforms/config/config_node.cpp              # trnsim_config: the JSON reader
-    ${TRNSIM_PLAIN_ROOT}/platforms/config/preset.cpp)                                        # and the preset resolver
+set(TRNSIM_CONFIG_SRC ${TRNSIM_PLAIN_ROOT}/tlm/config/config_node.cpp              # trnsim_config: the JSON reader
+    ${TRNSIM_PLAIN_ROOT}/tlm/config/preset.cpp)                                        # and the preset resolver
 set(TRNSIM_STATS_SRC ${TRNSIM_PLAIN_ROOT}/tlm/stats.cpp)                       # trnsim_stats: the statistics tree
 file(GLOB TRNSIM_NUMERICS_SRC CONFIGURE_DEPENDS ${TRNSIM_PLAIN_ROOT}/models/numerics/*.cpp)  # trnsim_numerics
 # trnsim_hbm_dram: memspec, address mapping, timing checker, schedulers, page policies, refresh, pseudo-channel

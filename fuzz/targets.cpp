@@ -10,7 +10,7 @@
 
 #include "models/dma/dma_checksum.h"
 #include "models/dma/dma_descriptor.h"
-#include "platforms/config/config_node.h"
+#include "tlm/config/config_node.h"
 #include "platforms/config/platform_config.h"
 #include "testbench/hbm_trace.h"
 #include "testbench/program/program_file.h"

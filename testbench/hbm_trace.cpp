@@ -12,8 +12,8 @@
 #include <stdexcept>
 
 #include "models/hbm/dram/dram_system.h"
-#include "platforms/config/config_node.h"
-#include "platforms/config/preset.h"
+#include "tlm/config/config_node.h"
+#include "tlm/config/preset.h"
 
 namespace trnsim::tb {
 

@@ -9,8 +9,8 @@
 #include "models/core/core_config.h"
 #include "models/energy/energy_config.h"
 #include "models/hbm/hbm_config.h"
-#include "platforms/config/config_node.h"
-#include "platforms/config/preset.h"
+#include "tlm/config/config_node.h"
+#include "tlm/config/preset.h"
 #include "platforms/server/multichip_config.h"
 #include "tlm/fault.h"
 

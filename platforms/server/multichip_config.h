@@ -22,7 +22,7 @@
 #include "models/link/link_timing.h"
 #include "models/link/torus_routing.h"
 #include "models/network/network_config.h"
-#include "platforms/config/config_node.h"
+#include "tlm/config/config_node.h"
 
 namespace trnsim::platform {
 

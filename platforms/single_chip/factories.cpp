@@ -3,7 +3,7 @@
 #include "models/hbm/hbm_dram.h"
 #include "models/hbm/hbm_simple.h"
 #include "models/tensor_engine/te_backend_model.h"
-#include "platforms/config/config_node.h"
+#include "tlm/config/config_node.h"
 
 namespace trnsim::platform {
 

@@ -9,7 +9,7 @@
 
 #include "models/tensor_engine/te_backend_model.h"
 #include "models/tensor_engine/te_timing.h"
-#include "platforms/config/config_node.h"
+#include "tlm/config/config_node.h"
 #include "platforms/single_chip/factories.h"
 #include "testbench/cosim/me_golden.h"
 

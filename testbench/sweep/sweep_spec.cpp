@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <set>
 
-#include "platforms/config/config_node.h"
+#include "tlm/config/config_node.h"
 
 namespace trnsim::sweep {
 

@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "platforms/config/config_node.h"
-#include "platforms/config/preset.h"
+#include "tlm/config/config_node.h"
+#include "tlm/config/preset.h"
 
 namespace trnsim::train {
 

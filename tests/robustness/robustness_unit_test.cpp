@@ -11,7 +11,7 @@
 
 #include "models/dma/dma_checksum.h"
 #include "models/dma/dma_descriptor.h"
-#include "platforms/config/config_node.h"
+#include "tlm/config/config_node.h"
 #include "platforms/config/platform_config.h"
 #include "tlm/fault.h"
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "models/collective/groups.h"
-#include "platforms/config/config_node.h"
+#include "tlm/config/config_node.h"
 #include "platforms/config/platform_config.h"
 #include "testbench/train/phase_kernel.h"
 #include "testbench/train/pipeline.h"

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "platforms/config/config_node.h"
+#include "tlm/config/config_node.h"
 #include "testbench/sweep/process_pool.h"
 #include "testbench/sweep/sweep_spec.h"
 #include "testbench/sweep/sweep_table.h"

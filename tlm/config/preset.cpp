@@ -1,9 +1,9 @@
-#include "platforms/config/preset.h"
+#include "tlm/config/preset.h"
 
 #include <algorithm>
 #include <filesystem>
 
-#include "platforms/config/config_node.h"
+#include "tlm/config/config_node.h"
 
 namespace trnsim::config {
 

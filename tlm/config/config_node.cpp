@@ -1,4 +1,4 @@
-#include "platforms/config/config_node.h"
+#include "tlm/config/config_node.h"
 
 #include <cmath>
 #include <cstdint>
