@@ -427,18 +427,12 @@ double matmul_flops(const transformer_spec& s) {
 
 } // namespace
 
-transformer_result run_transformer(const platform::platform_config& cfg, const transformer_spec& s,
-                                   const transformer_options& opt) {
-    const auto& cc = cfg.chip;
-    validate(s, cc);
-    transformer_result r;
-    r.spec = s;
-    r.functional = cfg.functional;
-    const uint32_t S = s.seq, H = s.hidden, F = s.ffn;
+namespace {
 
-    // HBM: inputs (host-initialised) and outputs.
+// --- layout: every input (host-initialised, seeded) and output tensor in HBM -------------------------------------
+hbm_plan place_tensors(const platform::chip_config& cc, const transformer_spec& s, std::vector<std::string>& outputs) {
+    const uint32_t S = s.seq, H = s.hidden, F = s.ffn;
     hbm_plan hbm(cc.hbm_base);
-    std::vector<std::string> outputs;
     const double wscale_h = 1.0 / std::sqrt(double(H)), wscale_f = 1.0 / std::sqrt(double(F));
     uint64_t seed = s.seed * 1000003;
     auto input = [&](const std::string& n, uint32_t rows, uint32_t cols, double lo, double hi) {
@@ -497,65 +491,51 @@ transformer_result run_transformer(const platform::platform_config& cfg, const t
     if (hbm.next - cc.hbm_base > cc.hbm.capacity_bytes)
         throw std::invalid_argument("the workload's tensors do not fit HBM (chip.hbm.capacity_gib)");
 
-    // Compile for core 0.
-    kernel_builder kb(cc, 0);
-    compiler comp{kb, hbm, s, cc.core.sbuf.partitions};
-    switch (s.kind) {
-    case transformer_kind::attention: comp.attention_only(); break;
-    case transformer_kind::mlp: comp.mlp_only(); break;
-    case transformer_kind::decoder: comp.decoder(); break;
-    case transformer_kind::adam: comp.adam(); break;
-    }
-    r.sbuf_bytes_per_partition = kb.sbuf_used();
+    return hbm;
+}
 
-    // Golden (before the run: the Adam outputs overwrite their inputs in HBM).
+// --- reference: the golden FP64 value of every output (taken before the run: Adam overwrites its inputs) --------
+std::map<std::string, golden::mat> golden_outputs(const transformer_spec& s, hbm_plan& hbm) {
     std::map<std::string, golden::mat> want;
-    if (opt.check && cfg.functional) {
-        if (s.kind == transformer_kind::adam) {
-            auto d = [&](const char* n) { return std::vector<double>(hbm[n].host.begin(), hbm[n].host.end()); };
-            std::vector<double> p = d("param"), m = d("m"), v = d("v"), g = d("grad");
-            golden::adam(p, m, v, g, s.lr, s.beta1, s.beta2, s.adam_eps, s.step);
-            for (auto& [n, vec] : {std::pair<const char*, std::vector<double>*>{"param", &p}, {"m", &m}, {"v", &v}}) {
-                golden::mat mm(s.rows, s.cols);
-                mm.v = *vec;
-                want[n] = mm;
-            }
-        } else {
-            golden::decoder_weights w;
-            auto get = [&](const char* n) { return to_mat(hbm[n]); };
-            golden::mat x = get("x");
-            if (s.kind != transformer_kind::mlp) w.wq = get("Wq"), w.wk = get("Wk"), w.wv = get("Wv"), w.wo = get("Wo");
-            if (s.kind != transformer_kind::attention) w.w1 = get("W1"), w.w2 = get("W2"), w.w3 = get("W3");
-            if (s.kind == transformer_kind::attention) want["y"] = golden::attention(x, w, s.heads, s.causal);
-            if (s.kind == transformer_kind::mlp) want["y"] = golden::mlp(x, w);
-            if (s.kind == transformer_kind::decoder) {
-                w.g1 = get("g1");
-                w.g2 = get("g2");
-                w.layer_norm = s.layer_norm;
-                if (s.layer_norm) w.b1 = get("b1"), w.b2 = get("b2");
-                golden::decoder_grads gr;
-                golden::mat dy;
-                if (s.backward) dy = get("dy");
-                want["y"] = golden::decoder(x, w, s.heads, s.causal, s.eps, s.backward ? &dy : nullptr, &gr);
-                if (s.backward) {
-                    want["dx"] = gr.dx, want["dWq"] = gr.dwq, want["dWk"] = gr.dwk, want["dWv"] = gr.dwv;
-                    want["dWo"] = gr.dwo, want["dW1"] = gr.dw1, want["dW2"] = gr.dw2, want["dW3"] = gr.dw3;
-                    want["dg1"] = gr.dg1, want["dg2"] = gr.dg2;
-                    if (s.layer_norm) want["db1"] = gr.db1, want["db2"] = gr.db2;
-                }
+    if (s.kind == transformer_kind::adam) {
+        auto d = [&](const char* n) { return std::vector<double>(hbm[n].host.begin(), hbm[n].host.end()); };
+        std::vector<double> p = d("param"), m = d("m"), v = d("v"), g = d("grad");
+        golden::adam(p, m, v, g, s.lr, s.beta1, s.beta2, s.adam_eps, s.step);
+        for (auto& [n, vec] : {std::pair<const char*, std::vector<double>*>{"param", &p}, {"m", &m}, {"v", &v}}) {
+            golden::mat mm(s.rows, s.cols);
+            mm.v = *vec;
+            want[n] = mm;
+        }
+    } else {
+        golden::decoder_weights w;
+        auto get = [&](const char* n) { return to_mat(hbm[n]); };
+        golden::mat x = get("x");
+        if (s.kind != transformer_kind::mlp) w.wq = get("Wq"), w.wk = get("Wk"), w.wv = get("Wv"), w.wo = get("Wo");
+        if (s.kind != transformer_kind::attention) w.w1 = get("W1"), w.w2 = get("W2"), w.w3 = get("W3");
+        if (s.kind == transformer_kind::attention) want["y"] = golden::attention(x, w, s.heads, s.causal);
+        if (s.kind == transformer_kind::mlp) want["y"] = golden::mlp(x, w);
+        if (s.kind == transformer_kind::decoder) {
+            w.g1 = get("g1");
+            w.g2 = get("g2");
+            w.layer_norm = s.layer_norm;
+            if (s.layer_norm) w.b1 = get("b1"), w.b2 = get("b2");
+            golden::decoder_grads gr;
+            golden::mat dy;
+            if (s.backward) dy = get("dy");
+            want["y"] = golden::decoder(x, w, s.heads, s.causal, s.eps, s.backward ? &dy : nullptr, &gr);
+            if (s.backward) {
+                want["dx"] = gr.dx, want["dWq"] = gr.dwq, want["dWk"] = gr.dwk, want["dWv"] = gr.dwv;
+                want["dWo"] = gr.dwo, want["dW1"] = gr.dw1, want["dW2"] = gr.dw2, want["dW3"] = gr.dw3;
+                want["dg1"] = gr.dg1, want["dg2"] = gr.dg2;
+                if (s.layer_norm) want["db1"] = gr.db1, want["db2"] = gr.db2;
             }
         }
     }
+    return want;
+}
 
-    platform::chip chip("chip0", cc);
-    sc_core::sc_start(sc_core::SC_ZERO_TIME);
-    if (cfg.functional)
-        for (const auto& t : hbm.t) chip.host_write(t.addr, t.host.data(), t.host.size() * 4);
-    chip.cores[0]->load(kb.finish());
-    sim_probe probe = make_chip_probe(chip);
-    r.wall_s = run_to_completion(probe, opt.sim);
-    r.sim_ns = last_completion(chip).to_seconds() * 1e9;
-
+// --- the run's figures from the chip's statistics ------------------------------------------------------------------
+void read_figures(const platform::chip_config& cc, const transformer_spec& s, platform::chip& chip, transformer_result& r) {
     r.stats = chip.stats().flatten();
     const std::string c0 = "chip0.core0.";
     r.te_instructions = uint64_t(r.stats[c0 + "te.instructions"]);
@@ -572,7 +552,11 @@ transformer_result run_transformer(const platform::platform_config& cfg, const t
     r.peak_tflops = 2.0 * te.rows * te.cols / te.fp32_passes * te.clock_ghz * 1e9 / 1e12;  // one core, FP32
     r.achieved_tflops = r.sim_ns > 0 ? r.flops / (r.sim_ns * 1e-9) / 1e12 : 0;
 
-    if (!(opt.check && cfg.functional)) return r;
+}
+
+// --- check: what the chip wrote against the golden values (normwise error per output) ----------------------------
+void check_outputs(const transformer_spec& s, platform::chip& chip, hbm_plan& hbm, const std::vector<std::string>& outputs,
+                   std::map<std::string, golden::mat>& want, transformer_result& r) {
     r.checked = true;
     r.pass = true;
     // Tolerances (normwise, max |got - golden| / max |golden|): the engines compute in FP32 (unit roundoff 6e-8)
@@ -613,6 +597,45 @@ transformer_result run_transformer(const platform::platform_config& cfg, const t
         r.pass = r.pass && c.pass;
         r.checks.push_back(c);
     }
+}
+
+} // namespace
+
+transformer_result run_transformer(const platform::platform_config& cfg, const transformer_spec& s,
+                                   const transformer_options& opt) {
+    const auto& cc = cfg.chip;
+    validate(s, cc);
+    transformer_result r;
+    r.spec = s;
+    r.functional = cfg.functional;
+    std::vector<std::string> outputs;
+    hbm_plan hbm = place_tensors(cc, s, outputs);
+
+    // --- emit: the program of core 0 ---
+    kernel_builder kb(cc, 0);
+    compiler comp{kb, hbm, s, cc.core.sbuf.partitions};
+    switch (s.kind) {
+    case transformer_kind::attention: comp.attention_only(); break;
+    case transformer_kind::mlp: comp.mlp_only(); break;
+    case transformer_kind::decoder: comp.decoder(); break;
+    case transformer_kind::adam: comp.adam(); break;
+    }
+    r.sbuf_bytes_per_partition = kb.sbuf_used();
+    const bool check = opt.check && cfg.functional;
+    std::map<std::string, golden::mat> want;
+    if (check) want = golden_outputs(s, hbm);
+
+    // --- simulate ---
+    platform::chip chip("chip0", cc);
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    if (cfg.functional)
+        for (const auto& t : hbm.t) chip.host_write(t.addr, t.host.data(), t.host.size() * 4);
+    chip.cores[0]->load(kb.finish());
+    sim_probe probe = make_chip_probe(chip);
+    r.wall_s = run_to_completion(probe, opt.sim);
+    r.sim_ns = last_completion(chip).to_seconds() * 1e9;
+    read_figures(cc, s, chip, r);
+    if (check) check_outputs(s, chip, hbm, outputs, want, r);
     return r;
 }
 
