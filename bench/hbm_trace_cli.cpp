@@ -1,4 +1,4 @@
 // Standalone `hbm_trace` executable (the same as `trnsim hbm`), for builds without the trnsim app.
-#include "testbench/hbm_trace.h"
+#include "testbench/tools/hbm_trace.h"
 
 int main(int argc, char** argv) { return trnsim::tb::hbm_trace_main(argc, argv); }

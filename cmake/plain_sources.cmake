@@ -39,8 +39,8 @@ set(TRNSIM_PLAIN_SRC
   ${TRNSIM_PLAIN_ROOT}/models/link/torus_routing.cpp
   ${TRNSIM_PLAIN_ROOT}/models/chip_light/light_chip_config.cpp
   ${TRNSIM_PLAIN_ROOT}/models/network/network_config.cpp
-  ${TRNSIM_PLAIN_ROOT}/testbench/program/program_file.cpp
-  ${TRNSIM_PLAIN_ROOT}/testbench/hbm_trace.cpp
+  ${TRNSIM_PLAIN_ROOT}/testbench/workloads/program/program_file.cpp
+  ${TRNSIM_PLAIN_ROOT}/testbench/tools/hbm_trace.cpp
   ${TRNSIM_PLAIN_ROOT}/tlm/trace_events.cpp)
 # Every plain source: what fuzz/ instruments.
 set(TRNSIM_PLAIN_ALL_SRC ${TRNSIM_CONFIG_SRC} ${TRNSIM_STATS_SRC} ${TRNSIM_NUMERICS_SRC} ${TRNSIM_HBM_DRAM_SRC}

@@ -12,8 +12,8 @@
 #include "models/dma/dma_descriptor.h"
 #include "tlm/config/config_node.h"
 #include "platforms/config/platform_config.h"
-#include "testbench/hbm_trace.h"
-#include "testbench/program/program_file.h"
+#include "testbench/tools/hbm_trace.h"
+#include "testbench/workloads/program/program_file.h"
 
 namespace trnsim::fuzz {
 

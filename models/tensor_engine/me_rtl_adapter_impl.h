@@ -22,7 +22,7 @@
 
 #include "models/numerics/dtype.h"
 #include "models/tensor_engine/te_config.h"
-#include "platforms/config/output_file.h"
+#include "tlm/output_file.h"
 #include "models/tensor_engine/me_rtl_adapter.h"
 
 namespace trnsim::rtl {

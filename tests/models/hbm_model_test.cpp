@@ -12,7 +12,7 @@
 #include "platforms/config/platform_config.h"
 #include "platforms/single_chip/chip.h"
 #include "platforms/single_chip/factories.h"
-#include "testbench/gemm/gemm_run.h"
+#include "testbench/workloads/gemm/gemm_run.h"
 #include "testbench/observe/chip_timeline.h"
 #include "tests/support/testbench_thread.h"
 #include "tlm/ext_error.h"

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "testbench/hbm_trace.h"
+#include "testbench/tools/hbm_trace.h"
 #include "tests/models/hbm_test_support.h"
 
 using namespace trnsim;

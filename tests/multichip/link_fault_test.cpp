@@ -8,7 +8,7 @@
 
 #include "models/link/torus_routing.h"
 #include "platforms/config/platform_config.h"
-#include "testbench/collective/collective_run.h"
+#include "testbench/workloads/collective/collective_run.h"
 
 using namespace trnsim;
 
