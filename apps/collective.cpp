@@ -12,7 +12,7 @@
 #include "apps/args.h"
 #include "apps/report.h"
 #include "platforms/config/platform_config.h"
-#include "testbench/collective/collective_run.h"
+#include "testbench/workloads/collective/collective_run.h"
 
 namespace trnsim::app {
 

@@ -13,7 +13,7 @@
 #include "models/numerics/dtype.h"
 #include "models/tensor_engine/te_config.h"
 #include "platforms/single_chip/factories.h"
-#include "testbench/cosim/cosim_run.h"
+#include "testbench/verification/cosim/cosim_run.h"
 
 namespace trnsim::app {
 

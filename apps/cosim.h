@@ -1,4 +1,4 @@
-// trnsim cosim: the side-by-side co-verification of the TLM model and the RTL matrix engine (testbench/cosim).
+// trnsim cosim: the side-by-side co-verification of the TLM model and the RTL matrix engine (testbench/verification/cosim).
 #pragma once
 #include <set>
 #include <string>

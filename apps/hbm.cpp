@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "platforms/config/config_node.h"
-#include "testbench/hbm_trace.h"
+#include "tlm/config/config_node.h"
+#include "testbench/tools/hbm_trace.h"
 
 namespace trnsim::app {
 

@@ -1,4 +1,4 @@
-// trnsim hbm: drives the plain-C++ HBM DRAM model from a trace or a synthetic pattern (testbench/hbm_trace.h).
+// trnsim hbm: drives the plain-C++ HBM DRAM model from a trace or a synthetic pattern (testbench/tools/hbm_trace.h).
 #pragma once
 #include "apps/args.h"
 

@@ -23,8 +23,8 @@
 #include "apps/transformer.h"
 #include "platforms/config/platform_config.h"
 #include "platforms/single_chip/factories.h"
-#include "testbench/gemm/gemm_run.h"
-#include "testbench/train/train_spec.h"
+#include "testbench/workloads/gemm/gemm_run.h"
+#include "testbench/workloads/train/train_spec.h"
 
 using namespace trnsim;
 

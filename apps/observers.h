@@ -7,7 +7,7 @@
 
 #include "apps/args.h"
 #include "platforms/config/platform_config.h"
-#include "testbench/gemm/gemm_run.h"
+#include "testbench/workloads/gemm/gemm_run.h"
 #include "testbench/observe/chip_timeline.h"
 
 namespace trnsim::tb {

@@ -1,7 +1,7 @@
 #include "apps/report.h"
 
 #include "apps/args.h"
-#include "platforms/config/output_file.h"
+#include "tlm/output_file.h"
 #include "tlm/time_text.h"
 
 #include <algorithm>

@@ -4,10 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "platforms/config/output_file.h"
+#include "tlm/output_file.h"
 #include "platforms/config/platform_config.h"
-#include "testbench/gemm/gemm_run.h"
-#include "testbench/program/program.h"
+#include "testbench/workloads/gemm/gemm_run.h"
+#include "testbench/workloads/program/program.h"
 
 namespace trnsim::app {
 

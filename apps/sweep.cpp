@@ -17,10 +17,10 @@
 #include "apps/collective.h"
 #include "apps/report.h"
 #include "platforms/config/platform_config.h"
-#include "testbench/gemm/gemm_run.h"
-#include "testbench/sweep/process_pool.h"
-#include "testbench/sweep/sweep_spec.h"
-#include "testbench/sweep/sweep_table.h"
+#include "testbench/workloads/gemm/gemm_run.h"
+#include "testbench/tools/sweep/process_pool.h"
+#include "testbench/tools/sweep/sweep_spec.h"
+#include "testbench/tools/sweep/sweep_table.h"
 
 namespace trnsim::app {
 

@@ -7,9 +7,9 @@
 #include "apps/args.h"
 #include "apps/collective.h"
 #include "apps/report.h"
-#include "platforms/config/config_node.h"
+#include "tlm/config/config_node.h"
 #include "platforms/config/platform_config.h"
-#include "testbench/train/train_run.h"
+#include "testbench/workloads/train/train_run.h"
 
 namespace trnsim::app {
 

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "apps/report.h"
-#include "testbench/transformer/transformer.h"
+#include "testbench/workloads/transformer/transformer.h"
 
 namespace trnsim::app {
 

@@ -1,4 +1,4 @@
-// trnsim run --workload attention|mlp|decoder|adam: the transformer workloads (testbench/transformer/).
+// trnsim run --workload attention|mlp|decoder|adam: the transformer workloads (testbench/workloads/transformer/).
 #pragma once
 #include <string>
 #include <vector>

@@ -100,7 +100,7 @@ def load_json(path):
 
 def write_output(path, write):
     """Calls write(f) with a binary file whose content becomes `path` (the simulator's rules,
-    platforms/config/output_file.h): a regular file is written to a unique temporary in its directory, created
+    tlm/output_file.h): a regular file is written to a unique temporary in its directory, created
     exclusively without following links (a planted link or a user's FILE.tmp is never touched), flushed, then
     renamed over `path`; a device or FIFO is written in place. Raises OSError (or write's error)."""
     import secrets

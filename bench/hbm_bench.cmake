@@ -1,5 +1,5 @@
 # HBM model figures of docs/hbm.md: hbm_bench prints them (`trnsim hbm`, apps/hbm.cpp, drives the model by hand).
-#   TRNSIM_HBM_BENCH_LIB  library with testbench/hbm_trace.cpp and the model (default trnsim_hbm_trace)
+#   TRNSIM_HBM_BENCH_LIB  library with testbench/tools/hbm_trace.cpp and the model (default trnsim_hbm_trace)
 get_filename_component(TRNSIM_HBM_ROOT ${CMAKE_CURRENT_LIST_DIR}/.. ABSOLUTE)
 if(NOT TRNSIM_HBM_BENCH_LIB)
   set(TRNSIM_HBM_BENCH_LIB trnsim_hbm_trace)

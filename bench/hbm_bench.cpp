@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "testbench/hbm_trace.h"
+#include "testbench/tools/hbm_trace.h"
 
 using namespace trnsim;
 

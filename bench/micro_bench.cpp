@@ -9,7 +9,7 @@
 #include "models/dma/dma_descriptor.h"
 #include "models/numerics/dtype.h"
 #include "models/tensor_engine/pe_array.h"
-#include "testbench/golden/golden_gemm.h"
+#include "testbench/verification/golden/golden_gemm.h"
 #include "testbench/stimulus.h"
 #include "tlm/address_map.h"
 

@@ -10,8 +10,9 @@
 include_guard(GLOBAL)
 get_filename_component(TRNSIM_PLAIN_ROOT ${CMAKE_CURRENT_LIST_DIR}/.. ABSOLUTE)
 
-set(TRNSIM_CONFIG_SRC ${TRNSIM_PLAIN_ROOT}/platforms/config/config_node.cpp     # trnsim_config: the JSON reader
-                      ${TRNSIM_PLAIN_ROOT}/platforms/config/output_file.cpp)    # and the output file writer
+set(TRNSIM_CONFIG_SRC ${TRNSIM_PLAIN_ROOT}/tlm/config/config_node.cpp              # trnsim_config: the JSON reader
+    ${TRNSIM_PLAIN_ROOT}/tlm/config/preset.cpp                                         # the preset resolver
+    ${TRNSIM_PLAIN_ROOT}/tlm/output_file.cpp)                                          # and the output file writer
 set(TRNSIM_STATS_SRC ${TRNSIM_PLAIN_ROOT}/tlm/stats.cpp)                       # trnsim_stats: the statistics tree
 file(GLOB TRNSIM_NUMERICS_SRC CONFIGURE_DEPENDS ${TRNSIM_PLAIN_ROOT}/models/numerics/*.cpp)  # trnsim_numerics
 # trnsim_hbm_dram: memspec, address mapping, timing checker, schedulers, page policies, refresh, pseudo-channel
@@ -21,6 +22,7 @@ set(TRNSIM_HBM_DRAM_SRC
   ${TRNSIM_PLAIN_ROOT}/models/hbm/dram/address_mapper.cpp
   ${TRNSIM_PLAIN_ROOT}/models/hbm/dram/checker/timing_checker.cpp
   ${TRNSIM_PLAIN_ROOT}/models/hbm/dram/scheduler/scheduler.cpp
+  ${TRNSIM_PLAIN_ROOT}/models/hbm/dram/page_policy/page_policy.cpp
   ${TRNSIM_PLAIN_ROOT}/models/hbm/dram/refresh/refresh.cpp
   ${TRNSIM_PLAIN_ROOT}/models/hbm/dram/controller/pc_controller.cpp
   ${TRNSIM_PLAIN_ROOT}/models/hbm/dram/hbm_dram_config.cpp
@@ -30,14 +32,16 @@ set(TRNSIM_PLAIN_SRC
   ${TRNSIM_PLAIN_ROOT}/platforms/config/platform_config.cpp
   ${TRNSIM_PLAIN_ROOT}/platforms/server/multichip_config.cpp
   ${TRNSIM_PLAIN_ROOT}/models/dma/dma_descriptor.cpp
-  ${TRNSIM_PLAIN_ROOT}/models/collective/schedule.cpp
+  ${TRNSIM_PLAIN_ROOT}/models/collective/schedule.cpp ${TRNSIM_PLAIN_ROOT}/models/collective/schedule_phases.cpp
+  ${TRNSIM_PLAIN_ROOT}/models/collective/algo_ring.cpp ${TRNSIM_PLAIN_ROOT}/models/collective/algo_broadcast.cpp
+  ${TRNSIM_PLAIN_ROOT}/models/collective/algo_alltoall.cpp ${TRNSIM_PLAIN_ROOT}/models/collective/algo_direct.cpp
   ${TRNSIM_PLAIN_ROOT}/models/collective/cost_model.cpp
   ${TRNSIM_PLAIN_ROOT}/models/link/link_timing.cpp
   ${TRNSIM_PLAIN_ROOT}/models/link/torus_routing.cpp
-  ${TRNSIM_PLAIN_ROOT}/models/chip_light/light_chip_params.cpp
-  ${TRNSIM_PLAIN_ROOT}/models/network/network_params.cpp
-  ${TRNSIM_PLAIN_ROOT}/testbench/program/program_file.cpp
-  ${TRNSIM_PLAIN_ROOT}/testbench/hbm_trace.cpp
+  ${TRNSIM_PLAIN_ROOT}/models/chip_light/light_chip_config.cpp
+  ${TRNSIM_PLAIN_ROOT}/models/network/network_config.cpp
+  ${TRNSIM_PLAIN_ROOT}/testbench/workloads/program/program_file.cpp
+  ${TRNSIM_PLAIN_ROOT}/testbench/tools/hbm_trace.cpp
   ${TRNSIM_PLAIN_ROOT}/tlm/trace_events.cpp)
 # Every plain source: what fuzz/ instruments.
 set(TRNSIM_PLAIN_ALL_SRC ${TRNSIM_CONFIG_SRC} ${TRNSIM_STATS_SRC} ${TRNSIM_NUMERICS_SRC} ${TRNSIM_HBM_DRAM_SRC}

@@ -10,10 +10,10 @@
 
 #include "models/dma/dma_checksum.h"
 #include "models/dma/dma_descriptor.h"
-#include "platforms/config/config_node.h"
+#include "tlm/config/config_node.h"
 #include "platforms/config/platform_config.h"
-#include "testbench/hbm_trace.h"
-#include "testbench/program/program_file.h"
+#include "testbench/tools/hbm_trace.h"
+#include "testbench/workloads/program/program_file.h"
 
 namespace trnsim::fuzz {
 

@@ -61,8 +61,8 @@ unsigned fabric_memory::transport_dbg(tlm::tlm_generic_payload& gp) {
 }
 
 namespace {
-link::link_params dma_params(const light_chip_params& p) {
-    link::link_params d;
+link::link_config dma_params(const light_chip_config& p) {
+    link::link_config d;
     d.gbps = p.dma_gbps;
     d.latency_ns = p.dma_latency_ns;
     d.payload_bytes = 4096;   // a DMA burst
@@ -72,7 +72,7 @@ link::link_params dma_params(const light_chip_params& p) {
 }
 }  // namespace
 
-light_chip::light_chip(sc_core::sc_module_name name, const light_chip_params& p, uint32_t chip, uint32_t first_chip,
+light_chip::light_chip(sc_core::sc_module_name name, const light_chip_config& p, uint32_t chip, uint32_t first_chip,
                        const link::torus_shape& shape, uint32_t total)
     : sc_module(name), router("router", chip, first_chip, shape, total),
       mem("mem", p.hbm_bytes, p.hbm_latency_ns, p.functional), dma_out("dma_out"), m_p(p), m_id(chip),

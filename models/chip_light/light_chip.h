@@ -16,8 +16,8 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
-#include "models/chip_light/collective_chip.h"
-#include "models/chip_light/light_chip_params.h"
+#include "models/chip_light/light_chip_if.h"
+#include "models/chip_light/light_chip_config.h"
 #include "models/link/fabric_router.h"
 #include "models/link/link_timing.h"
 #include "tlm/bw_port.h"
@@ -43,14 +43,14 @@ private:
     uint64_t m_written = 0;
 };
 
-class light_chip : public sc_core::sc_module, public collective_chip {
+class light_chip : public sc_core::sc_module, public light_chip_if {
 public:
     link::fabric_router router;
     fabric_memory mem;
     tlm_utils::simple_initiator_socket<light_chip> dma_out;  // bound to router.in by the constructor
 
     // `chip`, `first_chip`, `shape`, `total`: as fabric_router.
-    light_chip(sc_core::sc_module_name name, const light_chip_params& p, uint32_t chip, uint32_t first_chip,
+    light_chip(sc_core::sc_module_name name, const light_chip_config& p, uint32_t chip, uint32_t first_chip,
                const link::torus_shape& shape, uint32_t total);
 
     uint32_t id() const override { return m_id; }
@@ -65,7 +65,7 @@ public:
     const tlmx::bw_port& reduce_port() const { return m_reduce; }
 
 private:
-    light_chip_params m_p;
+    light_chip_config m_p;
     uint32_t m_id;
     link::direction_timeline m_dma;
     tlmx::bw_port m_reduce;

@@ -1,4 +1,6 @@
-// Validated runtime configuration of a chip's HBM subsystem (first-cut bandwidth/latency model).
+// Validated runtime configuration of a chip's HBM subsystem, for either model (hbm_model.h): the simple
+// bandwidth/latency model reads the figures below, the detailed DRAM model `dram` (the others are derived from it);
+// both read functional and faults.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -12,7 +14,7 @@ namespace trnsim::hbm {
 struct hbm_dram_config;
 
 struct hbm_config {
-    std::string model = "simple";     // "simple" (this model) or "dram" (detailed DRAM timing, models/hbm/dram)
+    std::string model = "simple";     // "simple" (hbm_simple) or "dram" (hbm_dram: detailed DRAM timing, models/hbm/dram)
     uint32_t stacks = 4;
     uint32_t channels_per_stack = 16; // independent channels per stack (pseudo-channels count as channels here)
     uint64_t capacity_bytes = 96ull << 30;
@@ -21,7 +23,6 @@ struct hbm_config {
     uint64_t interleave_bytes = 256;  // consecutive blocks of this size go to consecutive channels
     bool channel_hash = true;         // XOR-fold upper block-address bits into the channel (as controllers do),
                                       // so power-of-two strides do not camp on a few channels
-    std::string memspec;              // for model = "dram": memspec preset name
     bool functional = true;           // false: timing only, no data stored or returned
     // model = "dram": the detailed model's validated config (memspec, mapping, scheduler, ...); capacity_bytes and
     // bandwidth_gbps are then derived from it.

@@ -3,16 +3,34 @@
 #include <cmath>
 #include <cstring>
 
+#include "tlm/ext_error.h"
+#include "tlm/time.h"
+
 namespace trnsim::hbm {
 
 using namespace sc_core;
 
-hbm_dram::hbm_dram(sc_module_name name, const hbm_dram_config& cfg)
-    : sc_module(name), in("in"), m_sys(cfg, basename()), m_store(m_sys.capacity()), m_tck_ps(cfg.spec.tck_ns * 1000.0),
-      m_peq(this, &hbm_dram::peq_cb) {
-    in.register_b_transport(this, &hbm_dram::b_transport);
-    in.register_nb_transport_fw(this, &hbm_dram::nb_transport_fw);
-    in.register_transport_dbg(this, &hbm_dram::transport_dbg);
+namespace {
+hbm_config standalone() {
+    hbm_config c;
+    c.model = "dram";
+    return c;
+}
+const hbm_dram_config& dram_of(const hbm_config& cfg) {
+    if (!cfg.dram) throw std::invalid_argument("hbm_dram: hbm_config::dram is not set (chip.hbm.model \"dram\")");
+    return *cfg.dram;
+}
+} // namespace
+
+hbm_dram::hbm_dram(sc_module_name name, const hbm_config& cfg) : hbm_dram(name, dram_of(cfg), cfg) {}
+
+hbm_dram::hbm_dram(sc_module_name name, const hbm_dram_config& cfg) : hbm_dram(name, cfg, standalone()) {}
+
+hbm_dram::hbm_dram(sc_module_name name, const hbm_dram_config& dram, const hbm_config& cfg)
+    : hbm_model(name, cfg.functional, cfg.faults, dram.spec.pcs_per_stack() * dram.stacks), m_sys(dram, basename()),
+      m_store(m_sys.capacity()), m_tck_ps(dram.spec.tck_ns * 1000.0), m_peq(this, &hbm_dram::peq_cb) {
+    register_nb();
+    m_faults.add_stats(m_sys.stats());
     m_sys.set_sink(this);
     SC_METHOD(wake);
     sensitive << m_wake;
@@ -47,7 +65,30 @@ bool hbm_dram::check(tlm::tlm_generic_payload& trans) const {
     return true;
 }
 
+bool hbm_dram::route(tlm::tlm_generic_payload& trans) {
+    m_pcs.clear();
+    if (m_faults.empty() && m_observers.empty()) return true;
+    const double now_ns = sc_time_stamp().to_seconds() * 1e9;
+    const auto& map = m_sys.mapper();
+    const uint64_t bb = map.burst_bytes(), a = trans.get_address(), n = trans.get_data_length();
+    for (uint64_t b = a & ~(bb - 1); b < a + n; b += bb) {
+        size_t pc = map.pc_index(map.decode(b));
+        if (!m_faults.empty()) {
+            std::string why;
+            pc = m_faults.serving_channel(pc, b / bb, now_ns, why);
+            if (pc == hbm_faults::NONE) {
+                tlmx::set_error(trans, tlm::TLM_GENERIC_ERROR_RESPONSE, why);
+                return false;
+            }
+        }
+        m_pcs.push_back(pc);
+    }
+    return true;
+}
+
 void hbm_dram::access_data(tlm::tlm_generic_payload& trans) {
+    trans.set_response_status(tlm::TLM_OK_RESPONSE);
+    if (!m_functional) return;
     uint64_t a = trans.get_address(), n = trans.get_data_length();
     unsigned char* d = trans.get_data_ptr();
     const unsigned char* be = trans.get_byte_enable_ptr();
@@ -67,7 +108,8 @@ void hbm_dram::access_data(tlm::tlm_generic_payload& trans) {
                 if (be[i % bel] == TLM_BYTE_ENABLED) m_store.read(a + i, d + i, 1);
         }
     }
-    trans.set_response_status(tlm::TLM_OK_RESPONSE);
+    if (!m_faults.empty())
+        m_faults.corrupt(trans, m_pcs, m_sys.mapper().burst_bytes(), m_store, sc_time_stamp().to_seconds() * 1e9);
 }
 
 uint32_t hbm_dram::submit(tlm::tlm_generic_payload& trans, sc_event* lt_done) {
@@ -79,10 +121,17 @@ uint32_t hbm_dram::submit(tlm::tlm_generic_payload& trans, sc_event* lt_done) {
         tag = m_free.back();
         m_free.pop_back();
     }
-    m_entries[tag] = entry{&trans, lt_done, false};
+    entry& e = m_entries[tag];
+    e.trans = &trans;
+    e.lt_done = lt_done;
+    e.free = false;
+    e.arrival_ps = tlmx::to_ps(sc_time_stamp());
+    e.slow_ps = m_faults.empty() ? 0 : m_faults.added_latency_ps(m_pcs, double(e.arrival_ps) / 1000.0);
+    e.pcs.swap(m_pcs);
     // A request arriving during cycle c is served from cycle c + 1 on (commands of cycle c may already be issued).
     cycle_t arrival = cycle_of(sc_time_stamp()) + 1;
-    m_sys.submit(tag, trans.is_write(), trans.get_address(), trans.get_data_length(), arrival);
+    m_sys.submit(tag, trans.is_write(), trans.get_address(), trans.get_data_length(), arrival,
+                 e.pcs.empty() ? nullptr : e.pcs.data());
     schedule_wake();
     return tag;
 }
@@ -108,12 +157,31 @@ void hbm_dram::accepted(uint64_t tag, cycle_t at) {
 
 void hbm_dram::completed(uint64_t tag, cycle_t at) {
     entry& e = m_entries[tag];
-    sc_time t = time_of(at), now = sc_time_stamp();
+    if (!m_observers.empty()) notify_observers(e, at);
+    sc_time t = time_of(at) + tlmx::from_ps(e.slow_ps), now = sc_time_stamp();
     sc_time d = t > now ? t - now : SC_ZERO_TIME;
     if (e.lt_done) e.lt_done->notify(d);
     else m_peq.notify(*e.trans, tlm::BEGIN_RESP, d);
-    e = entry{};
+    e.trans = nullptr;
+    e.lt_done = nullptr;
+    e.free = true;
+    e.pcs.clear();
     m_free.push_back(uint32_t(tag));
+}
+
+void hbm_dram::notify_observers(const entry& e, cycle_t done) {
+    // One event per run of consecutive bursts on one pseudo-channel.
+    const tlm::tlm_generic_payload& tr = *e.trans;
+    const uint64_t bb = m_sys.mapper().burst_bytes(), a = tr.get_address(), end = a + tr.get_data_length();
+    const uint64_t end_ps = tlmx::to_ps(time_of(done)) + e.slow_ps;
+    uint64_t first = a & ~(bb - 1);
+    for (size_t i = 0; i < e.pcs.size();) {
+        size_t j = i + 1;
+        while (j < e.pcs.size() && e.pcs[j] == e.pcs[i]) ++j;
+        uint64_t lo = std::max(a, first + i * bb), hi = std::min(end, first + j * bb);
+        m_observers.notify({uint32_t(e.pcs[i]), lo, hi - lo, tr.is_read(), e.arrival_ps, end_ps});
+        i = j;
+    }
 }
 
 void hbm_dram::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) {
@@ -126,7 +194,7 @@ void hbm_dram::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) {
         trans.set_response_status(tlm::TLM_OK_RESPONSE);
         return;
     }
-    if (!check(trans)) return;
+    if (!check(trans) || !route(trans)) return;
     access_data(trans);
     sc_event done;
     submit(trans, &done);
@@ -175,6 +243,10 @@ void hbm_dram::response_done(tlm::tlm_generic_payload& trans) {
 
 void hbm_dram::peq_cb(tlm::tlm_generic_payload& trans, const tlm::tlm_phase& phase) {
     if (phase == tlm::BEGIN_REQ) {
+        if (!route(trans)) {  // a disabled pseudo-channel: the error response goes out at once
+            m_peq.notify(trans, tlm::BEGIN_RESP, SC_ZERO_TIME);
+            return;
+        }
         access_data(trans);
         submit(trans, nullptr);
     } else if (phase == tlm::END_REQ) {

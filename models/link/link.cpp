@@ -6,7 +6,7 @@ namespace trnsim::link {
 
 using sc_core::sc_time;
 
-link_direction::link_direction(sc_core::sc_module_name name, const link_params& p)
+link_direction::link_direction(sc_core::sc_module_name name, const link_config& p)
     : sc_module(name), in("in"), out("out"), m_tl(p), m_stats(basename()) {
     in.register_b_transport(this, &link_direction::b_transport);
     in.register_transport_dbg(this, &link_direction::transport_dbg);
@@ -28,7 +28,7 @@ void link_direction::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
 
 unsigned link_direction::transport_dbg(tlm::tlm_generic_payload& gp) { return out->transport_dbg(gp); }
 
-link::link(sc_core::sc_module_name name, const link_params& a2b_p, const link_params& b2a_p)
+link::link(sc_core::sc_module_name name, const link_config& a2b_p, const link_config& b2a_p)
     : sc_module(name), a2b("a2b", a2b_p), b2a("b2a", b2a_p), m_stats(basename()) {
     m_stats.add(a2b.stats());
     m_stats.add(b2a.stats());

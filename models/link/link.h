@@ -20,7 +20,7 @@ public:
     tlm_utils::simple_target_socket<link_direction> in;
     tlm_utils::simple_initiator_socket<link_direction> out;
 
-    link_direction(sc_core::sc_module_name name, const link_params& p);
+    link_direction(sc_core::sc_module_name name, const link_config& p);
     const direction_timeline& timeline() const { return m_tl; }
     stats::group& stats() { return m_stats; }
 
@@ -42,9 +42,9 @@ private:
 class link : public sc_core::sc_module {
 public:
     link_direction a2b, b2a;
-    link(sc_core::sc_module_name name, const link_params& p) : link(name, p, p) {}
+    link(sc_core::sc_module_name name, const link_config& p) : link(name, p, p) {}
     // Directions with their own parameters (a degraded direction, docs/RELIABILITY.md "Link faults").
-    link(sc_core::sc_module_name name, const link_params& a2b_p, const link_params& b2a_p);
+    link(sc_core::sc_module_name name, const link_config& a2b_p, const link_config& b2a_p);
     stats::group& stats() { return m_stats; }
 
 private:

@@ -2,11 +2,11 @@
 
 namespace trnsim::link {
 
-double link_params::credit_gbps() const { return double(credits) * double(payload_bytes) / rtt_ns(); }
+double link_config::credit_gbps() const { return double(credits) * double(payload_bytes) / rtt_ns(); }
 
-double link_params::effective_gbps() const { return std::min(framing_gbps(), credit_gbps()); }
+double link_config::effective_gbps() const { return std::min(framing_gbps(), credit_gbps()); }
 
-std::string link_params::check() const {
+std::string link_config::check() const {
     if (!(gbps > 0)) return "gbps must be > 0";
     if (!(latency_ns >= 0)) return "latency_ns must be >= 0";
     if (payload_bytes == 0) return "payload_bytes must be > 0";
@@ -15,7 +15,7 @@ std::string link_params::check() const {
     return "";
 }
 
-void direction_timeline::configure(const link_params& p) {
+void direction_timeline::configure(const link_config& p) {
     m_p = p;
     m_ps_per_byte = 1000.0 / p.effective_gbps();
     m_packet_ps = uint64_t(std::llround(p.packet_ns() * 1000.0));

@@ -28,7 +28,7 @@
 
 namespace trnsim::link {
 
-struct link_params {
+struct link_config {
     double gbps = 256;               // raw bandwidth per direction, GB/s = bytes per ns
     double latency_ns = 500;         // wire + PHY + port pipeline, one way
     uint64_t payload_bytes = 256;    // payload per packet
@@ -59,9 +59,9 @@ struct flight {
 // One resource direction's reservation timeline.
 class direction_timeline {
 public:
-    explicit direction_timeline(const link_params& p = {}) { configure(p); }
-    void configure(const link_params& p);
-    const link_params& params() const { return m_p; }
+    explicit direction_timeline(const link_config& p = {}) { configure(p); }
+    void configure(const link_config& p);
+    const link_config& params() const { return m_p; }
     // A shared pool (a switch's aggregate uplinks): many transfers slower than the pool share it at once, so a
     // transfer holds it only for its occupancy (bytes / rate), not until its tail has passed.
     void set_shared(bool shared) { m_shared = shared; }
@@ -77,7 +77,7 @@ public:
     uint64_t free_at_ps() const { return m_free_ps; }
 
 private:
-    link_params m_p;
+    link_config m_p;
     double m_ps_per_byte = 0;   // at the effective rate
     uint64_t m_packet_ps = 0, m_latency_ps = 0;
     bool m_shared = false;

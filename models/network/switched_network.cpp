@@ -8,7 +8,7 @@
 namespace trnsim::network {
 
 
-switched_network::switched_network(sc_core::sc_module_name name, const network_params& p, uint32_t servers,
+switched_network::switched_network(sc_core::sc_module_name name, const network_config& p, uint32_t servers,
                                    uint32_t chips_per_server)
     : sc_module(name), in("in"), out("out"), m_p(p), m_servers(servers), m_cps(chips_per_server),
       m_leaves((servers + p.servers_per_leaf - 1) / p.servers_per_leaf),
@@ -22,11 +22,11 @@ switched_network::switched_network(sc_core::sc_module_name name, const network_p
     }
     // A leaf's uplink pool: the bandwidth of its downlinks (the NIC ports below it) over the oversubscription;
     // latency: one switch traversal (the leaf) up, two (spine and the far leaf) down. Same packetisation as the NIC.
-    link::link_params up = p.nic;
+    link::link_config up = p.nic;
     up.gbps = p.nic.gbps * double(p.servers_per_leaf) * double(chips_per_server) / p.oversubscription;
     up.credits = p.nic.credits * p.servers_per_leaf * chips_per_server;
     up.latency_ns = p.switch_latency_ns;
-    link::link_params down = up;
+    link::link_config down = up;
     down.latency_ns = 2 * p.switch_latency_ns;
     for (uint32_t l = 0; l < m_leaves; ++l) {
         m_up.emplace_back(up);

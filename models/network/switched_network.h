@@ -26,7 +26,7 @@
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include "models/link/link_timing.h"
-#include "models/network/network_params.h"
+#include "models/network/network_config.h"
 #include "tlm/stats.h"
 
 namespace trnsim::network {
@@ -37,7 +37,7 @@ public:
     tlm_utils::multi_passthrough_target_socket<switched_network> in;
     tlm_utils::multi_passthrough_initiator_socket<switched_network> out;
 
-    switched_network(sc_core::sc_module_name name, const network_params& p, uint32_t servers,
+    switched_network(sc_core::sc_module_name name, const network_config& p, uint32_t servers,
                      uint32_t chips_per_server);
     uint32_t leaves() const { return m_leaves; }
     uint32_t leaf_of_chip(uint32_t chip) const { return chip / m_cps / m_p.servers_per_leaf; }
@@ -52,7 +52,7 @@ private:
     void b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     unsigned transport_dbg(int id, tlm::tlm_generic_payload& gp);
 
-    network_params m_p;
+    network_config m_p;
     uint32_t m_servers, m_cps, m_leaves;
     uint64_t m_switch_ps;
     std::deque<link::direction_timeline> m_tx, m_rx, m_up, m_down;

@@ -8,7 +8,7 @@
 
 #include "models/tensor_engine/compute_pool.h"
 #include "models/tensor_engine/te_config.h"
-#include "models/tensor_engine/te_job.h"
+#include "models/tensor_engine/te_backend_if.h"
 #include "models/tensor_engine/te_timing.h"
 
 namespace trnsim::te {

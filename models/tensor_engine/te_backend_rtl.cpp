@@ -4,7 +4,7 @@
 #include <sstream>
 #include <vector>
 
-#include "testbench/rtl_adapter/me_rtl_adapter.h"
+#include "models/tensor_engine/me_rtl_adapter.h"
 
 namespace trnsim::te {
 

@@ -1,7 +1,7 @@
 // Tensor Engine compute back end running the Verilated matrix engine RTL (rtl/matrix_engine).
 //
 // Owns the Verilated model of the configured rows x cols (one of the sizes built, TRNSIM_RTL_SIZES), its clock at
-// te_config::clock_ghz and its transactor (testbench/rtl_adapter), which turns each te_job into pin activity and
+// te_config::clock_ghz and its transactor (models/tensor_engine/me_rtl_adapter*.h), which turns each te_job into pin activity and
 // fills job.out and the cycle stamps. Cycle c starts at the C++ back end's time of cycle c (te_clock:
 // round(c * 1000 / clock_ghz) ps), so both back ends stamp, accept and complete jobs at the same times; the clock
 // stops while the engine is idle. Built into trnsim_rtl.
@@ -12,7 +12,7 @@
 #include <systemc>
 
 #include "models/tensor_engine/te_config.h"
-#include "models/tensor_engine/te_job.h"
+#include "models/tensor_engine/te_backend_if.h"
 #include "models/tensor_engine/te_timing.h"
 
 namespace trnsim::rtl { class me_rtl_adapter_if; }

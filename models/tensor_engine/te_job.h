@@ -23,12 +23,4 @@ struct te_job {
     std::function<void(te_job&)> on_done;
 };
 
-// A compute back end. submit() is called from a SystemC thread; it may wait() to model back-pressure (the weight
-// buffer is busy) and returns once the job is accepted. The job's on_done fires at its completion time.
-class te_backend_if {
-public:
-    virtual ~te_backend_if() = default;
-    virtual void submit(te_job&& job) = 0;
-};
-
 } // namespace trnsim::te

@@ -13,7 +13,7 @@
 #include "models/numerics/dtype.h"
 #include "models/tensor_engine/matmul_args.h"
 #include "models/tensor_engine/te_config.h"
-#include "models/tensor_engine/te_job.h"
+#include "models/tensor_engine/te_backend_if.h"
 #include "models/tensor_engine/te_timing.h"
 #include "tlm/observer.h"
 #include "tlm/payload_pool.h"

@@ -42,7 +42,7 @@ multichip_platform::multichip_platform(sc_core::sc_module_name name, const platf
     }
 }
 
-chip_light::collective_chip& multichip_platform::chip(uint32_t id) {
+chip_light::light_chip_if& multichip_platform::chip(uint32_t id) {
     uint32_t per = m_cfg.multichip.topo.chips_per_server;
     if (id >= chips()) throw std::out_of_range("chip " + std::to_string(id) + " of " + std::to_string(chips()));
     return *servers[id / per]->chips[id % per];

@@ -7,7 +7,7 @@
 
 #include <systemc>
 
-#include "models/chip_light/collective_chip.h"
+#include "models/chip_light/light_chip_if.h"
 #include "models/network/switched_network.h"
 #include "platforms/config/platform_config.h"
 #include "platforms/server/server.h"
@@ -21,7 +21,7 @@ public:
 
     uint32_t chips() const { return m_cfg.multichip.chips(); }
     const collective::topology& topology() const { return m_cfg.multichip.topo; }
-    chip_light::collective_chip& chip(uint32_t id);
+    chip_light::light_chip_if& chip(uint32_t id);
     std::vector<std::unique_ptr<server>> servers;
     std::unique_ptr<network::switched_network> net;  // clusters only
 

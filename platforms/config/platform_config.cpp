@@ -70,20 +70,41 @@ dma::dma_config parse_dma(const node& n) {
     return c;
 }
 
-// model = "dram": every key but the simple model's goes to the DRAM model's parser (which rejects unknown ones);
-// "memspec": "hbm3" names configs/memspecs/hbm3.json.
-void parse_hbm_dram(const node& n, hbm::hbm_config& c) {
+// chip.hbm keys that only one model reads ("model" and "stacks" are both models'). Naming a key the chosen model
+// does not read is an error: nothing in chip.hbm is silently ignored.
+const std::vector<std::string>& simple_hbm_keys() {
+    static const std::vector<std::string> k = {"channels_per_stack", "capacity_gib", "bandwidth_gbps", "latency_ns",
+                                               "interleave_bytes", "channel_hash"};
+    return k;
+}
+const std::vector<std::string>& dram_hbm_keys() {
+    static const std::vector<std::string> k = {"memspec", "mapping", "scheduler", "page_policy", "refresh",
+                                               "read_queue_depth", "write_queue_depth", "write_high_watermark",
+                                               "write_low_watermark"};
+    return k;
+}
+void reject_other_model_keys(const node& n, const std::string& model, const std::string& other,
+                             const std::vector<std::string>& keys, const std::string& why) {
+    for (const auto& k : keys)
+        if (n.has(k))
+            n.fail(k, "a setting of chip.hbm.model \"" + other + "\", which model \"" + model + "\" does not use (" +
+                          why + "; remove it, or set it to null to drop a preset's value)");
+}
+
+// model = "dram": the detailed model's keys go to its parser (which rejects unknown ones); "memspec": "hbm3" names
+// configs/memspecs/hbm3.json. Capacity, channels (= pseudo-channels) and bandwidth follow from the memspec.
+void parse_hbm_dram(const node& n, hbm::hbm_config& c, const std::string& dir) {
+    reject_other_model_keys(n, "dram", "simple", simple_hbm_keys(),
+                            "capacity, channels and bandwidth follow from the memspec and stacks");
     nlohmann::json d = n.raw();
-    for (const char* k : {"model", "channels_per_stack", "capacity_gib", "bandwidth_gbps", "latency_ns", "interleave_bytes",
-                          "channel_hash"})
-        d.erase(k);
+    d.erase("model");
+    for (auto it = d.begin(); it != d.end();) it = it->is_null() ? d.erase(it) : std::next(it);  // null: not set
     if (d.contains("memspec") && d["memspec"].is_string()) {
-        std::string name = d["memspec"].get<std::string>();
-        std::string file = default_config_dir() + "/memspecs/" + name + ".json";
-        if (!std::filesystem::exists(file)) {
-            std::string known;
-            for (auto& s : list_presets(default_config_dir() + "/memspecs")) known += (known.empty() ? "" : ", ") + s;
-            n.fail("memspec", "unknown memspec '" + name + "' (known: " + known + ")");
+        std::string file;
+        try {
+            file = config::resolve_preset(d["memspec"].get<std::string>(), dir + "/memspecs", "memspec", n.source());
+        } catch (const config_error& e) {
+            n.fail("memspec", e.what());
         }
         d["memspec"] = config::load_json_file(file);
     }
@@ -95,13 +116,14 @@ void parse_hbm_dram(const node& n, hbm::hbm_config& c) {
     c.dram = std::move(dram);
 }
 
-hbm::hbm_config parse_hbm(const node& n) {
+hbm::hbm_config parse_hbm(const node& n, const std::string& dir) {
     hbm::hbm_config c;
     c.model = n.get_choice("model", c.model, {"simple", "dram"});
     if (c.model == "dram") {
-        parse_hbm_dram(n, c);
+        parse_hbm_dram(n, c, dir);
         return c;
     }
+    reject_other_model_keys(n, "simple", "dram", dram_hbm_keys(), "the simple model has no DRAM timing");
     c.stacks = uint32_t(n.get_uint("stacks", c.stacks, 1, 64));
     c.channels_per_stack = uint32_t(n.get_uint("channels_per_stack", c.channels_per_stack, 1, 256));
     c.capacity_bytes = uint64_t(n.get_double("capacity_gib", double(c.capacity_bytes) / double(GiB), 1.0 / 1024, 65536) * double(GiB));
@@ -109,7 +131,6 @@ hbm::hbm_config parse_hbm(const node& n) {
     c.latency_ns = n.get_double("latency_ns", c.latency_ns, 0, 1e6);
     c.interleave_bytes = n.get_uint("interleave_bytes", c.interleave_bytes, 32, 1 << 30);
     if (c.interleave_bytes & (c.interleave_bytes - 1)) n.fail("interleave_bytes", "must be a power of two");
-    c.memspec = n.get_string("memspec", c.memspec);
     c.channel_hash = n.get_bool("channel_hash", c.channel_hash);
     n.finish();
     return c;
@@ -284,12 +305,12 @@ std::vector<tlmx::fault_spec> parse_faults(const node& chip_node, const chip_con
     return out;
 }
 
-chip_config parse_chip(const node& n) {
+chip_config parse_chip(const node& n, const std::string& dir) {
     chip_config c;
     c.name = n.get_string("name", c.name);
     c.cores = uint32_t(n.get_uint("cores", c.cores, 1, 256));
     c.core = parse_core(n.child("core"));
-    c.hbm = parse_hbm(n.child("hbm"));
+    c.hbm = parse_hbm(n.child("hbm"), dir);
     c.energy = parse_energy(n.child("energy"));
     node noc = n.child("noc");
     c.noc.hop_latency_ns = noc.get_double("hop_latency_ns", c.noc.hop_latency_ns, 0, 1e6);
@@ -372,15 +393,13 @@ nlohmann::json fault_option_json(const std::string& option) {
 
 std::string default_config_dir() { return TRNSIM_CONFIG_DIR; }
 
-std::vector<std::string> list_presets(const std::string& dir) { return config::json_files_in(dir); }
-
-platform_config parse_platform(const nlohmann::json& j, const std::string& source) {
+platform_config parse_platform(const nlohmann::json& j, const std::string& source, const std::string& dir) {
     node root = node::root(j, source);
     platform_config p;
     p.description = root.get_string("description", "");
     root.get_string("extends", "");  // already resolved by load_platform
     std::string kind = root.get_choice("platform", "single_chip", {"single_chip", "server", "cluster"});
-    p.chip = parse_chip(root.child("chip"));
+    p.chip = parse_chip(root.child("chip"), dir);
     node sim = root.child("sim");
     p.functional = sim.get_bool("functional", true);
     p.chip.compute_threads = uint32_t(sim.get_uint("compute_threads", p.chip.compute_threads, 0, 64));
@@ -420,20 +439,8 @@ platform_config load_platform(const std::string& name_or_file, const std::vector
                               const std::vector<std::string>& fault_options, const std::string& dir) {
     namespace fs = std::filesystem;
     // A preset name, or a file: relative files named by "extends" are relative to the file that names them.
-    auto resolve = [&](const std::string& n, const std::string& from = "") -> std::string {
-        if (names_file(n)) {
-            fs::path p(n);
-            if (p.is_relative() && !from.empty()) p = fs::path(from).parent_path() / p;
-            return p.string();
-        }
-        fs::path p = fs::path(dir) / (n + ".json");
-        std::error_code ec;
-        if (!fs::exists(fs::symlink_status(p, ec))) {
-            std::string known;
-            for (auto& s : list_presets(dir)) known += (known.empty() ? "" : ", ") + s;
-            throw config_error("unknown preset '" + n + "' (presets in " + dir + ": " + known + ")");
-        }
-        return p.string();
+    auto resolve = [&](const std::string& n, const std::string& from = "") {
+        return config::resolve_preset(n, dir, "preset", from);
     };
     std::string file = resolve(name_or_file);
     nlohmann::json merged = config::load_json_file(file);
@@ -472,7 +479,7 @@ platform_config load_platform(const std::string& name_or_file, const std::vector
     }
     platform_config p;
     try {
-        p = parse_platform(merged, file);
+        p = parse_platform(merged, file, dir);
     } catch (const config_error& e) {
         // A bad value that came from --set is named by the override, not by the preset file.
         std::string msg = e.what(), in = " (in " + file + ")";

@@ -9,7 +9,8 @@
 #include "models/core/core_config.h"
 #include "models/energy/energy_config.h"
 #include "models/hbm/hbm_config.h"
-#include "platforms/config/config_node.h"
+#include "tlm/config/config_node.h"
+#include "tlm/config/preset.h"
 #include "platforms/server/multichip_config.h"
 #include "tlm/fault.h"
 
@@ -59,7 +60,7 @@ struct platform_config {
 // Directory holding the presets (compiled-in source path unless TRNSIM_CONFIG_DIR overrides it at build time).
 std::string default_config_dir();
 // The preset names in a config directory (files NAME.json at its top level).
-std::vector<std::string> list_presets(const std::string& dir);
+using config::list_presets;
 // Loads NAME (a preset name in dir, or a path to a .json file), following "extends" chains, then applies --set
 // assignments, then parses and validates.
 platform_config load_platform(const std::string& name_or_file, const std::vector<std::string>& overrides,
@@ -76,7 +77,8 @@ platform_config load_platform(const std::string& name_or_file, const std::vector
 nlohmann::json fault_option_json(const std::string& option);
 // The fault targets and kinds this platform has, for messages and docs ("hbm, hbm.channel<N>: disable, slow, ...").
 std::string fault_targets_help();
-// Parses and validates an already merged document.
-platform_config parse_platform(const nlohmann::json& j, const std::string& source);
+// Parses and validates an already merged document; named memspecs are looked up in `dir`/memspecs.
+platform_config parse_platform(const nlohmann::json& j, const std::string& source,
+                               const std::string& dir = default_config_dir());
 
 } // namespace trnsim::platform

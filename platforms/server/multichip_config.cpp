@@ -12,7 +12,7 @@ using config::node;
 
 namespace {
 
-link::link_params parse_link(const node& n, link::link_params p) {
+link::link_config parse_link(const node& n, link::link_config p) {
     p.gbps = n.get_double("gbps", p.gbps, 1e-6, 1e6);
     p.latency_ns = n.get_double("latency_ns", p.latency_ns, 0, 1e9);
     p.payload_bytes = n.get_uint("payload_bytes", p.payload_bytes, 1, 1u << 30);
@@ -23,8 +23,8 @@ link::link_params parse_link(const node& n, link::link_params p) {
     return p;
 }
 
-chip_light::light_chip_params parse_light(const node& n, bool functional) {
-    chip_light::light_chip_params p;
+chip_light::light_chip_config parse_light(const node& n, bool functional) {
+    chip_light::light_chip_config p;
     p.hbm_bytes = n.get_uint("hbm_gib", p.hbm_bytes >> 30, 1, 4096) << 30;
     p.hbm_gbps = n.get_double("hbm_gbps", p.hbm_gbps, 1e-3, 1e7);
     p.hbm_latency_ns = n.get_double("hbm_latency_ns", p.hbm_latency_ns, 0, 1e9);
@@ -62,7 +62,7 @@ multichip_config parse_multichip(const node& root, platform_kind kind, bool func
         per *= dims[i];
     }
     if (per < 1 || per > (1u << 20)) s.fail("dims", "the server must have 1 .. 1048576 chips");
-    link::link_params base = parse_link(s.child("link"), link::link_params{});
+    link::link_config base = parse_link(s.child("link"), link::link_config{});
     c.links = {parse_link(s.child("link_x"), base), parse_link(s.child("link_y"), base),
                parse_link(s.child("link_z"), base)};
     node faults = s.child("faults");

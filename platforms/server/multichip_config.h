@@ -17,12 +17,12 @@
 #include <string>
 #include <vector>
 
-#include "models/chip_light/light_chip_params.h"
+#include "models/chip_light/light_chip_config.h"
 #include "models/collective/schedule.h"
 #include "models/link/link_timing.h"
 #include "models/link/torus_routing.h"
-#include "models/network/network_params.h"
-#include "platforms/config/config_node.h"
+#include "models/network/network_config.h"
+#include "tlm/config/config_node.h"
 
 namespace trnsim::platform {
 
@@ -39,7 +39,7 @@ struct link_fault {
     double factor() const { return bandwidth_factor.value_or(1); }
     double extra_ns() const { return extra_latency_ns.value_or(0); }
     // The link parameters of a degraded direction.
-    link::link_params apply(link::link_params p) const {
+    link::link_config apply(link::link_config p) const {
         p.gbps *= factor();
         p.latency_ns += extra_ns();
         return p;
@@ -60,9 +60,9 @@ struct fault_origin {
 struct multichip_config {
     platform_kind kind = platform_kind::single_chip;
     collective::topology topo;                  // the chips and their numbering
-    std::array<link::link_params, 3> links;     // per dimension (x, y, z)
-    network::network_params network;            // clusters only
-    chip_light::light_chip_params light;
+    std::array<link::link_config, 3> links;     // per dimension (x, y, z)
+    network::network_config network;            // clusters only
+    chip_light::light_chip_config light;
     std::vector<uint8_t> full_chip;             // per chip: 1 = the full chip model (platforms/single_chip)
     std::vector<link_fault> faults;             // see add_link_fault; down ones are also in topo.down
 

@@ -12,12 +12,10 @@ chip::chip(sc_core::sc_module_name name, const chip_config& cfg)
     : sc_module(name), noc("noc", sc_core::sc_time(cfg.noc.hop_latency_ns, sc_core::SC_NS)), host("host"), m_cfg(cfg),
       m_te_untraced(cfg.core.te), m_pool(cfg.compute_threads), m_stats(basename()) {
     m_te_untraced.wave_file.clear();
-    auto hbm = make_hbm("hbm", cfg.hbm);
-    m_hbm = std::move(hbm.module);
-    m_hbm_stats = hbm.stats;
+    m_hbm = make_hbm("hbm", cfg.hbm);
     size_t port = 0;
     noc.map(cfg.hbm_base, cfg.hbm.capacity_bytes, port, "hbm");
-    noc.out.bind(*hbm.in);
+    noc.out.bind(m_hbm->in);
     if (cfg.noc.hbm_port_gbps > 0) noc.limit_port(port, cfg.noc.hbm_port_gbps);
     for (uint32_t i = 0; i < cfg.cores; ++i) {
         std::string cn = "core" + std::to_string(i);
@@ -37,13 +35,11 @@ chip::chip(sc_core::sc_module_name name, const chip_config& cfg)
     }
     host.bind(noc.in);
     m_stats.add(noc.stats());
-    if (m_hbm_stats) m_stats.add(*m_hbm_stats);
+    m_stats.add(m_hbm->stats());
     for (auto& c : cores) m_stats.add(c->stats());
 }
 
 chip::~chip() = default;
-
-stats::group& chip::hbm_stats() { return *m_hbm_stats; }
 
 void chip::host_write(uint64_t addr, const void* data, uint64_t len) {
     if (tlmx::debug_transport(host, tlm::TLM_WRITE_COMMAND, addr, const_cast<void*>(data), len) != len)

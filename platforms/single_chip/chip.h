@@ -8,6 +8,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "models/core/neuron_core.h"
+#include "models/hbm/hbm_model.h"
 #include "models/tensor_engine/compute_pool.h"
 #include "models/tensor_engine/te_job.h"
 #include "platforms/config/platform_config.h"
@@ -33,18 +34,16 @@ public:
 
     stats::group& stats() { return m_stats; }
     double hbm_peak_gbps() const { return m_cfg.hbm.bandwidth_gbps; }
-    // The chip's HBM model as a stats source ("hbm.bytes_read", ...).
-    stats::group& hbm_stats();
-    // The chip's HBM model (its type depends on chip.hbm.model), for observers that know that type.
-    sc_core::sc_module& hbm() { return *m_hbm; }
+    // The chip's HBM model (chip.hbm.model chooses which), through the interface every model offers: its stats
+    // ("hbm.bytes_read", ...), observer events, channels.
+    hbm::hbm_model& hbm() { return *m_hbm; }
 
 private:
     const chip_config& m_cfg;
     te::te_config m_te_untraced;  // the engines of cores outside wave_cores: cfg.core.te without its waveform
     te::compute_pool m_pool;  // before the back ends that use it
     std::vector<std::unique_ptr<sc_core::sc_module>> m_backends;
-    std::unique_ptr<sc_core::sc_module> m_hbm;
-    stats::group* m_hbm_stats = nullptr;
+    std::unique_ptr<hbm::hbm_model> m_hbm;
     stats::group m_stats;
 };
 

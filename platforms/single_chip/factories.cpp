@@ -3,7 +3,7 @@
 #include "models/hbm/hbm_dram.h"
 #include "models/hbm/hbm_simple.h"
 #include "models/tensor_engine/te_backend_model.h"
-#include "platforms/config/config_node.h"
+#include "tlm/config/config_node.h"
 
 namespace trnsim::platform {
 
@@ -32,22 +32,9 @@ std::string rtl_dtypes_text() {
     return s;
 }
 
-hbm_handle make_hbm(const std::string& name, const hbm::hbm_config& cfg) {
-    hbm_handle h;
-    if (cfg.model == "simple") {
-        auto m = std::make_unique<hbm::hbm_simple>(name.c_str(), cfg);
-        h.in = &m->in;
-        h.stats = &m->stats();
-        h.module = std::move(m);
-        return h;
-    }
-    if (cfg.model == "dram" && cfg.dram) {
-        auto m = std::make_unique<hbm::hbm_dram>(name.c_str(), *cfg.dram);
-        h.in = &m->in;
-        h.stats = &m->stats();
-        h.module = std::move(m);
-        return h;
-    }
+std::unique_ptr<hbm::hbm_model> make_hbm(const std::string& name, const hbm::hbm_config& cfg) {
+    if (cfg.model == "simple") return std::make_unique<hbm::hbm_simple>(name.c_str(), cfg);
+    if (cfg.model == "dram" && cfg.dram) return std::make_unique<hbm::hbm_dram>(name.c_str(), cfg);
     throw config::config_error("chip.hbm.model: \"" + cfg.model + "\" is not available in this build");
 }
 

@@ -8,10 +8,11 @@
 #include <tlm>
 
 #include "models/hbm/hbm_config.h"
+#include "models/hbm/hbm_model.h"
 #include "models/numerics/dtype.h"
 #include "models/tensor_engine/compute_pool.h"
 #include "models/tensor_engine/te_config.h"
-#include "models/tensor_engine/te_job.h"
+#include "models/tensor_engine/te_backend_if.h"
 #include "tlm/stats.h"
 
 namespace trnsim::platform {
@@ -23,12 +24,8 @@ struct te_backend_handle {
 // "tlm": the C++ model; "rtl": the Verilated matrix engine (if this build has it; else config_error).
 te_backend_handle make_te_backend(const std::string& name, const te::te_config& cfg, te::compute_pool* pool);
 
-struct hbm_handle {
-    std::unique_ptr<sc_core::sc_module> module;
-    tlm::tlm_target_socket<>* in = nullptr;
-    stats::group* stats = nullptr;
-};
-hbm_handle make_hbm(const std::string& name, const hbm::hbm_config& cfg);
+// The HBM model chip.hbm.model names ("simple" or "dram"), behind the one interface every platform and observer uses.
+std::unique_ptr<hbm::hbm_model> make_hbm(const std::string& name, const hbm::hbm_config& cfg);
 
 // Whether this build includes the RTL back end, and the array sizes it was built for ("8x8, 16x16").
 bool rtl_available();

@@ -1,8 +1,8 @@
 // Built with the RTL co-simulation (library trnsim_rtl): the Verilated matrix engine back end.
 #include "models/tensor_engine/te_backend_rtl.h"
-#include "platforms/config/config_node.h"
+#include "tlm/config/config_node.h"
 #include "platforms/single_chip/factories.h"
-#include "testbench/rtl_adapter/me_rtl_adapter.h"
+#include "models/tensor_engine/me_rtl_adapter.h"
 
 namespace trnsim::platform {
 

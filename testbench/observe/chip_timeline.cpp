@@ -5,7 +5,6 @@
 #include <map>
 #include <memory>
 
-#include "models/hbm/hbm_simple.h"
 #include "tlm/time.h"
 
 namespace trnsim::tb {
@@ -70,10 +69,11 @@ void chip_timeline::attach(platform::chip& chip, uint32_t pid) {
             }
     }
     if (m_opt.noc) attach_router(chip.noc, pid, "noc");
-    if (auto* hbm = dynamic_cast<hbm::hbm_simple*>(&chip.hbm()); hbm && m_opt.hbm_channels) {
+    if (m_opt.hbm_channels) {
+        auto& hbm = chip.hbm();
         auto tracks = std::make_shared<std::vector<size_t>>();
-        for (uint32_t ch = 0; ch < hbm->channels(); ++ch) tracks->push_back(m_w.track(pid, "hbm.ch" + std::to_string(ch)));
-        hbm->observe([this, tracks](const hbm::hbm_event& e) {
+        for (uint32_t ch = 0; ch < hbm.channels(); ++ch) tracks->push_back(m_w.track(pid, "hbm.ch" + std::to_string(ch)));
+        hbm.observe([this, tracks](const hbm::hbm_event& e) {
             tlmx::trace_args args;
             args.hex("addr", e.addr).num("bytes", e.bytes);
             m_w.span((*tracks)[e.channel], e.read ? "read" : "write", "hbm", e.begin_ps, e.end_ps, args);

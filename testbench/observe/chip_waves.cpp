@@ -19,7 +19,7 @@ void chip_waves::attach(const platform::chip& chip) {
         throw std::invalid_argument(std::string(chip.name()) + ": built without sim.signals, it has no waveform signals");
     if (!m_tf) {
         // SystemC's VCD writer appends ".vcd" to the name it is given and ignores write errors: it writes into a
-        // FIFO whose reader writes exactly m_file (platforms/config/output_file.h), reporting every error.
+        // FIFO whose reader writes exactly m_file (tlm/output_file.h), reporting every error.
         m_capture = std::make_unique<platform::captured_output>(m_file, ".vcd");
         m_tf = sc_core::sc_create_vcd_trace_file(m_capture->library_name().c_str());
         if (!m_tf) throw std::runtime_error(m_file + ": cannot create the VCD file");

@@ -7,7 +7,7 @@
 
 #include <systemc>
 
-#include "platforms/config/output_file.h"
+#include "tlm/output_file.h"
 #include "platforms/single_chip/chip.h"
 
 namespace trnsim::tb {

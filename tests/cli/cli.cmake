@@ -53,7 +53,7 @@ cli_test(sweep_jobs_with_emit 2 "^trnsim sweep: --jobs applies to a sweep run he
 cli_test(sweep_point_with_collect 2 "^trnsim sweep: --collect cannot go with --point" sweep --point 0 --collect --out d)
 cli_test(sweep_list_with_retry 2 "^trnsim sweep: --retry-failed cannot go with --list" sweep x.json --list --retry-failed)
 
-# trnsim hbm (apps/hbm.cpp over testbench/hbm_trace.cpp): runs, and its bad input.
+# trnsim hbm (apps/hbm.cpp over testbench/tools/hbm_trace.cpp): runs, and its bad input.
 set(HBM_TRACE ${CMAKE_CURRENT_SOURCE_DIR}/cli/small.trace)
 cli_test(hbm_pattern 0 "^requests +2000 \\(1[0-9][0-9][0-9] R, [0-9]+ W\\)$"
          hbm --memspec hbm2e --pattern random --requests 2000 --seed 3 --mix 2:1)

@@ -22,7 +22,7 @@
 #include ME_TOP_HEADER
 
 #include "models/tensor_engine/te_timing.h"
-#include "testbench/cosim/me_golden.h"
+#include "testbench/verification/cosim/me_golden.h"
 #include "tests/cosim/me_ports.h"
 
 using namespace trnsim;

@@ -9,7 +9,7 @@
 #include "Vme_fp_tb.h"
 #include "verilated.h"
 
-#include "testbench/cosim/me_golden.h"
+#include "testbench/verification/cosim/me_golden.h"
 #if ME_HAVE_NUMERICS
 #include "models/numerics/dtype.h"
 #endif

@@ -15,8 +15,8 @@
 
 #include "models/tensor_engine/te_backend_rtl.h"
 #include "models/tensor_engine/te_timing.h"
-#include "testbench/rtl_adapter/me_rtl_adapter.h"
-#include "testbench/cosim/me_golden.h"
+#include "models/tensor_engine/me_rtl_adapter.h"
+#include "testbench/verification/cosim/me_golden.h"
 
 using namespace trnsim;
 using namespace trnsim::cosim;

@@ -9,7 +9,7 @@
 
 #include "models/hbm/dram/controller/pc_controller.h"
 #include "models/hbm/dram/dram_system.h"
-#include "testbench/hbm_trace.h"
+#include "testbench/tools/hbm_trace.h"
 #include "tests/models/hbm_test_support.h"
 
 using namespace trnsim;

@@ -5,7 +5,7 @@
 
 #include "models/hbm/dram/hbm_dram_config.h"
 #include "models/hbm/dram/memspec.h"
-#include "platforms/config/config_node.h"
+#include "tlm/config/config_node.h"
 
 namespace trnsim::hbm::test {
 

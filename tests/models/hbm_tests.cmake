@@ -1,6 +1,6 @@
 # HBM model tests (Catch2 v2). One executable per file; every TEST_CASE is its own CTest test and process
 # (catch_discover_tests), so SystemC test cases never share a kernel. Include after the HBM libraries exist.
-#   TRNSIM_HBM_TEST_LIB     library with the plain-C++ model and testbench/hbm_trace.cpp (default trnsim_hbm_trace)
+#   TRNSIM_HBM_TEST_LIB     library with the plain-C++ model and testbench/tools/hbm_trace.cpp (default trnsim_hbm_trace)
 #   TRNSIM_HBM_SC_TEST_LIB  library with models/hbm/hbm_dram.cpp as well (default trnsim_hbm_systemc)
 get_filename_component(TRNSIM_HBM_ROOT ${CMAKE_CURRENT_LIST_DIR}/../.. ABSOLUTE)
 find_package(Catch2 2 REQUIRED)

@@ -5,7 +5,7 @@
 
 #include <sstream>
 
-#include "testbench/hbm_trace.h"
+#include "testbench/tools/hbm_trace.h"
 #include "tests/models/hbm_test_support.h"
 
 using namespace trnsim;

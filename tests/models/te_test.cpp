@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "models/tensor_engine/te_backend_model.h"
-#include "testbench/golden/golden_gemm.h"
+#include "testbench/verification/golden/golden_gemm.h"
 #include "testbench/stimulus.h"
 
 using namespace trnsim;

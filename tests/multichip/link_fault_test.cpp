@@ -8,7 +8,7 @@
 
 #include "models/link/torus_routing.h"
 #include "platforms/config/platform_config.h"
-#include "testbench/collective/collective_run.h"
+#include "testbench/workloads/collective/collective_run.h"
 
 using namespace trnsim;
 
@@ -40,7 +40,7 @@ std::string fault_json(const std::string& body) { return "server.faults.links=["
 // Ring allreduce of B on n chips, unpipelined (tests/multichip/collective_matrix.sh derives it for ring-8):
 // 2(n-1)(alpha + B/(n beta)) + (n-1)(200 + B/(n gamma)), alpha = DMA cost + one burst + link latency + one packet +
 // memory latency, beta = the effective rate of the slowest link direction, gamma = the reduction rate.
-double ring_allreduce_ns(uint64_t B, uint32_t n, const link::link_params& lp) {
+double ring_allreduce_ns(uint64_t B, uint32_t n, const link::link_config& lp) {
     double alpha = 1300 + 4096 / 3500.0 + lp.latency_ns + lp.packet_ns() + 100, gamma = 0.96 * 256 * 4;
     return 2.0 * (n - 1) * (alpha + double(B) / n / lp.effective_gbps()) + (n - 1) * (200 + double(B) / n / gamma);
 }
@@ -50,7 +50,7 @@ TEST_CASE("link faults: a degraded link bottlenecks a ring allreduce as alpha-be
     const uint64_t B = 64ull << 20;
     auto cfg = load("ring-8", {fault_json(R"({"from":3,"to":4,"state":"degraded","bandwidth_factor":0.25})")}, false);
     REQUIRE(cfg.multichip.faults.size() == 1);
-    link::link_params slow = cfg.multichip.faults[0].apply(cfg.multichip.links[0]);
+    link::link_config slow = cfg.multichip.faults[0].apply(cfg.multichip.links[0]);
     REQUIRE(slow.effective_gbps() < 0.3 * cfg.multichip.links[0].effective_gbps());
     auto r = run(cfg, collective::algo::ring, B);
     // The slow direction carries 2(n-1) blocks of B/n back to back and everything else hides behind it (its
@@ -64,7 +64,7 @@ TEST_CASE("link faults: extra latency on a degraded link adds to the ring steps 
           "[multichip][faults]") {
     const uint64_t B = 64 * 1024;
     auto cfg = load("ring-8", {fault_json(R"({"from":2,"to":3,"state":"degraded","extra_latency_ns":10000})")}, false);
-    link::link_params slow = cfg.multichip.faults[0].apply(cfg.multichip.links[0]);
+    link::link_config slow = cfg.multichip.faults[0].apply(cfg.multichip.links[0]);
     REQUIRE(slow.latency_ns == Approx(cfg.multichip.links[0].latency_ns + 10000));
     auto r = run(cfg, collective::algo::ring, B);
     // The critical path of the 14 dependent ring steps goes 1.75 times round the ring of 8: it crosses the slow

@@ -8,7 +8,7 @@
 using namespace trnsim::link;
 
 TEST_CASE("link: one transfer takes latency plus packet plus bytes over the effective rate", "[multichip]") {
-    link_params p;  // 256 GB/s, 500 ns, 256 + 32 B packets, 64 credits
+    link_config p;  // 256 GB/s, 500 ns, 256 + 32 B packets, 64 credits
     p.credits = 4096;
     direction_timeline t(p);
     const uint64_t B = 1 << 20;
@@ -25,7 +25,7 @@ TEST_CASE("link: one transfer takes latency plus packet plus bytes over the effe
 }
 
 TEST_CASE("link: back-to-back transfers queue FCFS and the link is never over-subscribed", "[multichip]") {
-    link_params p;
+    link_config p;
     p.credits = 4096;
     direction_timeline t(p);
     flight a = t.reserve({0, 0}, 65536), b = t.reserve({0, 0}, 65536);
@@ -35,12 +35,12 @@ TEST_CASE("link: back-to-back transfers queue FCFS and the link is never over-su
 }
 
 TEST_CASE("link: few credits throttle the link to credits x payload per round trip", "[multichip]") {
-    link_params p;
+    link_config p;
     p.credits = 8;  // 8 x 256 B per ~1 us round trip = ~2 GB/s
     REQUIRE(p.credit_gbps() < p.framing_gbps());
     REQUIRE(p.effective_gbps() == Approx(8.0 * 256 / p.rtt_ns()));
     direction_timeline slow(p);
-    link_params q = p;
+    link_config q = p;
     q.credits = 4096;
     direction_timeline fast(q);
     uint64_t B = 1 << 20;
@@ -49,7 +49,7 @@ TEST_CASE("link: few credits throttle the link to credits x payload per round tr
     REQUIRE(double(s.tail_ps) / 1000 == Approx(B / p.effective_gbps() + p.latency_ns).epsilon(1e-6));
     // More credits never make it slower.
     for (uint32_t c = 1; c < 2048; c *= 2) {
-        link_params a = p, b = p;
+        link_config a = p, b = p;
         a.credits = c;
         b.credits = 2 * c;
         REQUIRE(b.effective_gbps() >= a.effective_gbps());
@@ -57,7 +57,7 @@ TEST_CASE("link: few credits throttle the link to credits x payload per round tr
 }
 
 TEST_CASE("link: cut-through over h hops costs h latencies, not h serialisations", "[multichip]") {
-    link_params p;
+    link_config p;
     p.credits = 4096;
     direction_timeline h1(p), h2(p), h3(p);
     uint64_t B = 4 << 20;
@@ -68,7 +68,7 @@ TEST_CASE("link: cut-through over h hops costs h latencies, not h serialisations
 }
 
 TEST_CASE("link: bad parameters are named", "[multichip]") {
-    link_params p;
+    link_config p;
     p.gbps = 0;
     REQUIRE(p.check() == "gbps must be > 0");
     p = {};

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "platforms/config/platform_config.h"
-#include "testbench/gemm/gemm_run.h"
+#include "testbench/workloads/gemm/gemm_run.h"
 
 using namespace trnsim;
 

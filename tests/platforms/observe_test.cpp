@@ -11,7 +11,7 @@
 
 #include "platforms/config/platform_config.h"
 #include "platforms/single_chip/chip.h"
-#include "testbench/gemm/gemm_run.h"
+#include "testbench/workloads/gemm/gemm_run.h"
 #include "testbench/observe/chip_timeline.h"
 #include "testbench/observe/chip_waves.h"
 

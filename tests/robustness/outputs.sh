@@ -1,5 +1,5 @@
 #!/bin/sh
-# outputs.sh TRNSIM WORKDIR: the output rules (platforms/config/output_file.h) end to end, with file contents before
+# outputs.sh TRNSIM WORKDIR: the output rules (tlm/output_file.h) end to end, with file contents before
 # and after: a planted FILE.tmp link and a user's FILE.tmp are untouched and no temporary is left; two runs writing
 # one output at once both succeed and the file is whole (one of the two); an output over an input or over another
 # output is refused before running and the file is unchanged; --vcd writes exactly the file named (a device in

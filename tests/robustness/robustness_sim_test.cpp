@@ -16,8 +16,8 @@
 
 #include "models/hbm/hbm_simple.h"
 #include "platforms/config/platform_config.h"
-#include "testbench/gemm/gemm_run.h"
-#include "testbench/program/program.h"
+#include "testbench/workloads/gemm/gemm_run.h"
+#include "testbench/workloads/program/program.h"
 #include "tests/support/testbench_thread.h"
 #include "tlm/ext_error.h"
 #include "tlm/ext_strided.h"

@@ -14,8 +14,8 @@
 
 #include "models/dma/dma_checksum.h"
 #include "models/dma/dma_descriptor.h"
-#include "platforms/config/config_node.h"
-#include "platforms/config/output_file.h"
+#include "tlm/config/config_node.h"
+#include "tlm/output_file.h"
 #include "platforms/config/platform_config.h"
 #include "tlm/fault.h"
 
@@ -212,7 +212,7 @@ TEST_CASE("checksums: parts add up, any single byte change is caught, placement 
     REQUIRE(dma::checksum_of(moved, read) != whole);
 }
 
-// ---- The output writer (platforms/config/output_file.h) ----
+// ---- The output writer (tlm/output_file.h) ----
 namespace {
 namespace fs = std::filesystem;
 std::string slurp(const fs::path& p) {

@@ -11,11 +11,11 @@
 #include <unistd.h>
 
 #include "models/collective/groups.h"
-#include "platforms/config/config_node.h"
+#include "tlm/config/config_node.h"
 #include "platforms/config/platform_config.h"
-#include "testbench/train/phase_kernel.h"
-#include "testbench/train/pipeline.h"
-#include "testbench/train/train_run.h"
+#include "testbench/workloads/train/phase_kernel.h"
+#include "testbench/workloads/train/pipeline.h"
+#include "testbench/workloads/train/train_run.h"
 
 using namespace trnsim;
 using namespace trnsim::train;

@@ -6,7 +6,7 @@
 #include "models/dma/dma_descriptor.h"
 #include "models/tensor_engine/pe_array.h"
 #include "models/tensor_engine/te_timing.h"
-#include "platforms/config/config_node.h"
+#include "tlm/config/config_node.h"
 #include "tlm/address_map.h"
 #include "tlm/bw_port.h"
 #include "tlm/sparse_store.h"

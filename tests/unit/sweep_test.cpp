@@ -8,10 +8,10 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "platforms/config/config_node.h"
-#include "testbench/sweep/process_pool.h"
-#include "testbench/sweep/sweep_spec.h"
-#include "testbench/sweep/sweep_table.h"
+#include "tlm/config/config_node.h"
+#include "testbench/tools/sweep/process_pool.h"
+#include "testbench/tools/sweep/sweep_spec.h"
+#include "testbench/tools/sweep/sweep_table.h"
 
 using namespace trnsim;
 using nlohmann::json;

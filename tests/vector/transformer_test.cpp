@@ -1,9 +1,9 @@
 // Transformer workloads compiled to a core's instruction streams and checked against the FP64 golden model
-// (testbench/transformer/transformer.h): each TEST_CASE runs one workload in its own process.
+// (testbench/workloads/transformer/transformer.h): each TEST_CASE runs one workload in its own process.
 #include <catch2/catch.hpp>
 
 #include "platforms/config/platform_config.h"
-#include "testbench/transformer/transformer.h"
+#include "testbench/workloads/transformer/transformer.h"
 
 using namespace trnsim;
 

@@ -141,7 +141,7 @@ void dram_system::pump(uint32_t p, cycle_t limit, bool one_column) {
     }
 }
 
-void dram_system::submit(uint64_t tag, bool write, uint64_t addr, uint64_t size, cycle_t arrival) {
+void dram_system::submit(uint64_t tag, bool write, uint64_t addr, uint64_t size, cycle_t arrival, const size_t* pcs) {
     if (size == 0) size = 1;
     if (addr >= capacity() || size > capacity() - addr)
         throw std::out_of_range("dram_system::submit: [" + std::to_string(addr) + ", +" + std::to_string(size) +
@@ -167,7 +167,7 @@ void dram_system::submit(uint64_t tag, bool write, uint64_t addr, uint64_t size,
 
     for (uint32_t k = 0; k < n; ++k) {
         dram_address d = m_map.decode(first + uint64_t(k) * bb);
-        uint32_t p = m_map.pc_index(d);
+        uint32_t p = pcs ? uint32_t(pcs[k]) : m_map.pc_index(d);
         pc_controller& c = *m_pcs[p];
         pump(p, t);
         mark_active(p);

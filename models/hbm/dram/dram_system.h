@@ -54,8 +54,10 @@ public:
     void set_observer(const command_observer& o);
 
     // Presents a transaction at cycle `arrival` (non-decreasing over calls; an earlier value is moved up to the latest
-    // arrival seen). `addr + size` must be <= capacity().
-    void submit(uint64_t tag, bool write, uint64_t addr, uint64_t size, cycle_t arrival);
+    // arrival seen). `addr + size` must be <= capacity(). `pcs`, if given, names the pseudo-channel that serves each
+    // burst (one per burst; the address's own unless a remapped fault moved it), the bank, row and column staying
+    // the address's.
+    void submit(uint64_t tag, bool write, uint64_t addr, uint64_t size, cycle_t arrival, const size_t* pcs = nullptr);
 
     // For closed-loop initiators: the earliest completion cycle among transactions not yet retired (NEVER if none),
     // simulating the pseudo-channels in global time order just far enough to know it; retire_completion() removes

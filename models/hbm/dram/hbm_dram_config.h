@@ -12,7 +12,7 @@
 
 #include "models/hbm/dram/controller/controller_config.h"
 #include "models/hbm/dram/memspec.h"
-#include "platforms/config/config_node.h"
+#include "tlm/config/config_node.h"
 
 namespace trnsim::hbm {
 

@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "platforms/config/config_node.h"
+#include "tlm/config/config_node.h"
 
 namespace trnsim::hbm {
 

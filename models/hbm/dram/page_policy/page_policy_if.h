@@ -6,7 +6,7 @@
 #pragma once
 #include <memory>
 
-#include "models/hbm/dram/controller/request_queue.h"
+#include "models/hbm/dram/burst_request.h"
 
 namespace trnsim::hbm {
 
@@ -33,9 +33,7 @@ public:
 class page_policy_closed_adaptive final : public page_policy_if {
 public:
     const char* name() const override { return "closed_adaptive"; }
-    bool auto_precharge(const request_queue& q, uint32_t bank, uint32_t row, int32_t self) const override {
-        return !q.other_hit(bank, row, self);
-    }
+    bool auto_precharge(const request_queue& q, uint32_t bank, uint32_t row, int32_t self) const override;  // page_policy.cpp
 };
 
 enum class page_policy_kind { open, closed, closed_adaptive };

@@ -1,5 +1,7 @@
 #include "models/hbm/dram/refresh/refresh_if.h"
 
+#include "models/hbm/dram/controller/request_queue.h"
+
 #include <algorithm>
 #include <stdexcept>
 

@@ -10,7 +10,7 @@
 
 #include "models/hbm/dram/bank_fsm.h"
 #include "models/hbm/dram/command.h"
-#include "models/hbm/dram/controller/request_queue.h"
+#include "models/hbm/dram/burst_request.h"
 #include "models/hbm/dram/memspec.h"
 
 namespace trnsim::hbm {

@@ -1,6 +1,7 @@
 // First-come first-served: each bank serves its requests strictly in arrival order, and among commands legal in the
 // same cycle the one for the oldest request wins (banks still overlap their ACT/PRE with other banks' transfers).
 #pragma once
+#include "models/hbm/dram/controller/request_queue.h"
 #include "models/hbm/dram/scheduler/scheduler_if.h"
 
 namespace trnsim::hbm {

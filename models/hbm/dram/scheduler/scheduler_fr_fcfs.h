@@ -2,6 +2,7 @@
 // before any older miss (so a row is never closed while hits for it are queued), and among commands legal in the
 // same cycle column commands (row hits) go before row commands (ACT/PRE), oldest first within each class.
 #pragma once
+#include "models/hbm/dram/controller/request_queue.h"
 #include "models/hbm/dram/scheduler/scheduler_if.h"
 
 namespace trnsim::hbm {

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "models/hbm/dram/controller/request_queue.h"
+#include "models/hbm/dram/burst_request.h"
 
 namespace trnsim::hbm {
 

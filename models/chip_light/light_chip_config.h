@@ -1,0 +1,27 @@
+// Parameters of the light chip (light_chip.h), plain C++ (the platform config includes it without SystemC).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "models/numerics/dtype.h"
+
+namespace trnsim::chip_light {
+
+struct light_chip_config {
+    uint64_t hbm_bytes = 96ull << 30;
+    double hbm_gbps = 2900;
+    double hbm_latency_ns = 100;        // write latency at the destination memory
+    double dma_gbps = 3500;             // all DMA engines of the chip together
+    double dma_latency_ns = 1300;       // fixed cost per DMA transfer
+    double ve_clock_ghz = 0.96;
+    uint32_t ve_lanes_32bit = 256;      // elements per cycle for 4-byte types
+    uint32_t ve_lanes_16bit = 512;      // elements per cycle for 2-byte and 1-byte types (perf mode)
+    uint32_t reduce_engines = 1;        // vector engines working on collective reductions
+    double reduce_latency_ns = 200;     // fixed cost per reduce step
+    bool functional = true;
+    // Reduction rate in bytes per ns for dtype t.
+    double reduce_gbps(numerics::dtype t) const;
+    std::string check() const;
+};
+
+}  // namespace trnsim::chip_light

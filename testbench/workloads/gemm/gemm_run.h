@@ -1,0 +1,59 @@
+// Runs a GEMM on a single-chip platform end to end: host loads A^T and B into HBM, the cores run the compiled
+// programs, the host reads C back and the scoreboard checks every element against the golden GEMM.
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+
+#include "models/energy/energy_model.h"
+#include "platforms/config/platform_config.h"
+#include "testbench/workloads/gemm/gemm.h"
+#include "testbench/sim_run.h"
+#include "tlm/stats.h"
+
+namespace trnsim::platform {
+class chip;
+}
+
+namespace trnsim::tb {
+
+struct gemm_result {
+    gemm_spec spec;
+    gemm_tiling tiling;
+    double sim_ns = 0;                 // first instruction to last completion
+    double wall_s = 0;                 // simulation only (not data generation or checking)
+    double setup_wall_s = 0;           // compiling the GEMM, building and elaborating the chip
+    double operands_wall_s = 0;        // generating A and B and loading them into HBM (functional runs)
+    double check_wall_s = 0;           // reading C back, the golden GEMM and the comparison
+    double flops = 0;
+    double achieved_tflops = 0, peak_tflops = 0;
+    double te_utilisation = 0;         // useful MACs / (array MACs per cycle * cycles * cores)
+    double te_stream_utilisation = 0;  // useful MACs / capacity of the cycles the array streamed
+    double hbm_bytes = 0, hbm_gbps = 0, hbm_peak_gbps = 0;
+    double dma_bytes = 0, dma_gbps = 0, dma_peak_gbps = 0;
+    double min_time_compute_ns = 0, min_time_hbm_ns = 0;  // roofline bounds
+    bool functional = true;            // false: timing-only run (no data)
+    bool checked = false, pass = false;
+    uint64_t mismatches = 0;           // elements whose bits differ from the golden GEMM
+    std::string first_mismatch;
+    double max_abs_err = 0, max_rel_err = 0;  // vs FP64 on sampled elements (the FP32 accumulation's own error)
+    uint64_t error_samples = 0;
+    energy::breakdown energy;          // chip.energy applied to the run's activity
+    double tflops_per_w = 0;           // achieved TFLOP/s per average watt
+    double arithmetic_intensity = 0;   // FLOPs per byte of actual HBM traffic
+    std::string c_digest;              // FNV-1a of C's bytes (functional runs): the result's fingerprint
+    std::map<std::string, double> stats;
+    std::map<std::string, stats::group::meta> stat_meta;  // unit and description of every stat
+};
+
+struct gemm_options {
+    bool check = true;
+    sim_options sim;
+    // Observers (timeline, waveforms): called once the chip is built (before time 0; attach callbacks, sc_trace
+    // signals here) and once the run has finished (the chip still exists; write and close files here).
+    std::function<void(platform::chip&)> on_built, on_finished;
+};
+
+gemm_result run_gemm(const platform::platform_config& cfg, const gemm_spec& g, const gemm_options& opt);
+
+} // namespace trnsim::tb

@@ -1,0 +1,28 @@
+// Running a program file (program_file.h) on a single-chip platform: host initialisation, the cores' streams, the
+// result checks.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "platforms/config/platform_config.h"
+#include "testbench/workloads/program/program_file.h"
+#include "testbench/sim_run.h"
+
+namespace trnsim::tb {
+
+struct program_result {
+    double sim_ns = 0, wall_s = 0;
+    uint64_t te_instructions = 0, dma_instructions = 0;
+    double dma_bytes = 0;
+    bool checked = false, pass = false;
+    uint64_t checks = 0, failed = 0;
+    std::string first_failure;
+    std::vector<std::string> digests;  // FNV-1a of each checked region, in check order (determinism)
+    std::map<std::string, double> stats;
+};
+
+program_result run_program(const platform::platform_config& cfg, const program_file& p, const sim_options& opt);
+
+} // namespace trnsim::tb

@@ -1,0 +1,55 @@
+// What one chip does for one micro-batch: the decoder layer's work on one tensor-parallel shard, as a list of
+// operations that are each simulated on their own (train_run.h): GEMMs (the chip's GEMM compiler over all its
+// cores), vector phases (phase_kernel.h: norms, softmax, RoPE, SwiGLU, residual adds, Adam on the Vector and
+// Scalar Engines, streaming through HBM) and tensor-parallel all-reduces. Plain C++.
+//
+// Shapes per chip, tokens T = micro_batch * seq, H hidden, d head dim, heads and kv heads and ffn divided by tp:
+//   forward   norm1 (T x H), qkv GEMM T x H x (h + 2 kv) d, RoPE on q and k, per head: scores seq x d x seq,
+//             softmax, P V seq x seq x d; output projection T x h d x H, all-reduce T x H; residual add, norm2,
+//             gate+up GEMM T x H x 2F, SwiGLU, down T x F x H, all-reduce T x H, residual add.
+//   backward  per linear layer y = x W (x: T x in): dgrad T x out x in and wgrad in x T x out; per head
+//             dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q; softmax, SwiGLU, RoPE and norm backward phases;
+//             all-reduces of the input gradients after the qkv and gate+up dgrads (Megatron's f/g operators).
+// Attention is not fused (scores and probabilities go through HBM) and the causal mask's zero half is computed
+// (no block skipping): both stated in docs/training.md.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "testbench/workloads/train/train_spec.h"
+
+namespace trnsim::train {
+
+enum class phase_kind : uint8_t {
+    rmsnorm, rmsnorm_bwd, softmax, softmax_bwd, rope, swiglu, swiglu_bwd, add, copy, adam
+};
+const char* name_of(phase_kind k);
+
+struct layer_op {
+    enum class kind : uint8_t { gemm, phase, tp_allreduce };
+    kind k = kind::gemm;
+    std::string name;         // "fwd.qkv", "bwd.down.wgrad", ...
+    uint64_t m = 0, kk = 0, n = 0;  // gemm: C[m x n] = A[m x kk] B[kk x n]
+    phase_kind phase = phase_kind::add;
+    uint64_t rows = 0, cols = 0;    // phase: a rows x cols tensor (rows are tokens or score rows)
+    uint64_t bytes = 0;             // tp_allreduce: message size per chip
+    uint32_t count = 1;             // identical instances (attention heads of this chip and micro-batch)
+    double flops() const { return k == kind::gemm ? 2.0 * double(m) * double(kk) * double(n) * count : 0.0; }
+};
+
+struct layer_plan {
+    std::vector<layer_op> fwd, bwd;        // one decoder layer, one micro-batch
+    std::vector<layer_op> head_fwd, head_bwd;  // last stage: final norm, LM head GEMM, softmax cross-entropy
+    std::vector<layer_op> embed_fwd;       // first stage: embedding gather (+ all-reduce of the vocab-parallel lookup)
+    uint64_t layer_params_per_chip = 0;    // the layer's parameters on one chip (its tp shard, norms replicated)
+    uint64_t head_params_per_chip = 0;     // embedding or LM head shard (vocab / tp x hidden) + final norm
+    uint64_t activation_bytes = 0;         // T x H in the model dtype: a pipeline send, a tp all-reduce
+};
+
+layer_plan plan_layer(const model_spec& m, const parallel_plan& p);
+
+// Model FLOPs of one step (all chips; matmuls, forward + backward, no recomputation): the numerator of MFU.
+double step_model_flops(const model_spec& m, const parallel_plan& p, const layer_plan& lp);
+
+}  // namespace trnsim::train

@@ -1,0 +1,659 @@
+#include "testbench/workloads/train/phase_kernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <stdexcept>
+#include <vector>
+
+#include "platforms/single_chip/chip.h"
+#include "testbench/chip_probe.h"
+#include "testbench/verification/golden/golden_transformer.h"
+#include "testbench/stimulus.h"
+#include "testbench/workloads/transformer/kernel_builder.h"
+
+namespace trnsim::train {
+
+namespace {
+
+using tb::kernel_builder;
+using tb::tile;
+using ve::act_fn;
+using ve::bcast;
+using ve::vop;
+constexpr numerics::dtype F32 = numerics::dtype::fp32;
+
+enum class shape : uint8_t { full, row, col };  // rows x cols, 1 x cols (per-feature), rows x 1 (per-row, FP32)
+
+struct tensor_def {
+    const char* name;
+    bool fp32;   // else the model dtype
+    shape sh;
+    int role;    // 0 input, 1 output, 2 both (updated in place)
+};
+struct set_def {
+    const char* name;
+    bool fp32;
+    bool col;    // a per-partition scalar (1 column)
+};
+struct kind_def {
+    bool reduce;                   // rows are reduced: a unit is a whole row tile
+    std::vector<tensor_def> hbm;   // every tensor the phase reads or writes
+    std::vector<set_def> set;      // the SBUF tiles of one buffer set
+};
+
+kind_def def_of(phase_kind k) {
+    switch (k) {
+    case phase_kind::add: return {false, {{"a", 0, shape::full, 0}, {"b", 0, shape::full, 0}, {"y", 0, shape::full, 1}},
+                                  {{"a", 0, 0}, {"b", 0, 0}, {"y", 0, 0}}};
+    case phase_kind::copy: return {false, {{"a", 0, shape::full, 0}, {"y", 0, shape::full, 1}}, {{"a", 0, 0}}};
+    case phase_kind::swiglu:
+        return {false, {{"g", 0, shape::full, 0}, {"u", 0, shape::full, 0}, {"y", 0, shape::full, 1}},
+                {{"g", 0, 0}, {"u", 0, 0}, {"s", 1, 0}, {"y", 0, 0}}};
+    case phase_kind::swiglu_bwd:
+        return {false,
+                {{"g", 0, shape::full, 0}, {"u", 0, shape::full, 0}, {"dy", 0, shape::full, 0}, {"dg", 0, shape::full, 1},
+                 {"du", 0, shape::full, 1}},
+                {{"g", 0, 0}, {"u", 0, 0}, {"dy", 0, 0}, {"s", 1, 0}, {"t1", 1, 0}, {"t2", 1, 0}, {"dg", 0, 0},
+                 {"du", 0, 0}}};
+    case phase_kind::rope:
+        return {false, {{"x", 0, shape::full, 0}, {"cos", 0, shape::full, 0}, {"sin", 0, shape::full, 0}, {"y", 0, shape::full, 1}},
+                {{"x", 0, 0}, {"cos", 0, 0}, {"sin", 0, 0}, {"t", 1, 0}, {"u", 1, 0}, {"y", 0, 0}}};
+    case phase_kind::rmsnorm:
+        return {true, {{"x", 0, shape::full, 0}, {"gain", 0, shape::row, 0}, {"y", 0, shape::full, 1}, {"rstd", 1, shape::col, 1}},
+                {{"x", 0, 0}, {"sq", 1, 0}, {"xn", 1, 0}, {"y", 0, 0}, {"ss", 1, 1}, {"r", 1, 1}}};
+    case phase_kind::rmsnorm_bwd:
+        return {true,
+                {{"x", 0, shape::full, 0}, {"dy", 0, shape::full, 0}, {"gain", 0, shape::row, 0}, {"rstd", 1, shape::col, 0},
+                 {"dx", 0, shape::full, 1}},
+                {{"x", 0, 0}, {"dy", 0, 0}, {"xn", 1, 0}, {"dxn", 1, 0}, {"u", 1, 0}, {"dx", 0, 0},
+                 {"r", 1, 1}, {"c", 1, 1}}};
+    case phase_kind::softmax:
+        return {true, {{"s", 0, shape::full, 0}, {"p", 0, shape::full, 1}},
+                {{"s", 0, 0}, {"e", 1, 0}, {"p", 0, 0}, {"mx", 1, 1}, {"sm", 1, 1}, {"rs", 1, 1}}};
+    case phase_kind::softmax_bwd:
+        return {true, {{"p", 0, shape::full, 0}, {"dp", 0, shape::full, 0}, {"ds", 0, shape::full, 1}},
+                {{"p", 0, 0}, {"dp", 0, 0}, {"t", 1, 0}, {"u", 1, 0}, {"ds", 0, 0}, {"s", 1, 1}}};
+    case phase_kind::adam:
+        return {false,
+                {{"param", 1, shape::full, 2}, {"m", 1, shape::full, 2}, {"v", 1, shape::full, 2}, {"grad", 0, shape::full, 0},
+                 {"w", 0, shape::full, 1}},
+                {{"param", 1, 0}, {"m", 1, 0}, {"v", 1, 0}, {"grad", 0, 0}, {"g2", 1, 0}, {"den", 1, 0}, {"w", 0, 0}}};
+    }
+    throw std::logic_error("phase kind");
+}
+
+struct hbm_tensor {
+    tensor_def d;
+    uint64_t addr;
+};
+
+
+// --- layout: where every tensor lives in HBM, the SBUF buffer sets and how the work is cut into units ----------
+struct phase_plan {
+    std::string what;             // "phase rmsnorm 300 x 384", for messages
+    kind_def kd;
+    uint32_t P = 0, cores = 0;    // SBUF partitions, cores
+    std::vector<hbm_tensor> hbm;
+    uint64_t dgain_addr = 0;      // rmsnorm_bwd: the per-row-tile gain-gradient rows
+    bool norm_bwd = false, has_gain = false, rope = false, multipass = false;
+    uint64_t logical = 0, W = 0;  // columns a unit covers (RoPE: of each half), its chunk width
+    uint32_t sets = 2;            // buffer sets
+    uint64_t row_tiles = 0, row_chunks = 1, chunks = 1, units = 0;
+
+    const hbm_tensor& at(const char* n) const {
+        for (const auto& t : hbm)
+            if (std::string(t.d.name) == n) return t;
+        throw std::logic_error(std::string("phase tensor ") + n);
+    }
+};
+
+uint64_t elements(const phase_spec& s, const hbm_tensor& t) {
+    return t.d.sh == shape::full ? s.rows * s.cols : t.d.sh == shape::row ? s.cols : s.rows;
+}
+
+// Constants of the math (values only matter to functional runs); Adam runs its step 2.
+constexpr float EPS = 1e-5f, B1 = 0.9f, B2 = 0.999f, LR = 1e-4f, ADAM_EPS = 1e-8f;
+constexpr float BC1 = 1.0f - B1 * B1, BC2 = 1.0f - B2 * B2;
+
+phase_plan plan_phase(const platform::chip_config& cc, const phase_spec& s) {
+    const std::string what = std::string("phase ") + name_of(s.kind) + " " + std::to_string(s.rows) + " x " +
+                             std::to_string(s.cols);
+    if (s.rows == 0 || s.cols == 0) throw std::invalid_argument(what + ": empty tensor");
+    if (s.cols > 0xFFFFFFFFull) throw std::invalid_argument(what + ": too many columns");
+    if (s.kind == phase_kind::rope && s.cols % 2)
+        throw std::invalid_argument(what + ": RoPE rotates column pairs, the width must be even");
+    const kind_def kd = def_of(s.kind);
+    const uint32_t P = cc.core.sbuf.partitions, cores = cc.cores;
+    const uint64_t dsz = numerics::size_of(s.dtype);
+    auto esz = [&](bool fp32) { return fp32 ? 4 : dsz; };
+    auto padded = [](uint64_t b) { return (b + 63) / 64 * 64; };
+
+    // HBM: every tensor once, 4 KiB aligned (plus, for the norm backward, one FP32 gain-gradient row per row tile).
+    std::vector<hbm_tensor> hbm;
+    uint64_t next = cc.hbm_base + s.hbm_offset;
+    auto place = [&](uint64_t bytes) {
+        const uint64_t a = next;
+        next += (bytes + 4095) / 4096 * 4096;
+        return a;
+    };
+    for (const auto& d : kd.hbm) {
+        const uint64_t n = d.sh == shape::full ? s.rows * s.cols : d.sh == shape::row ? s.cols : s.rows;
+        hbm.push_back({d, place(n * esz(d.fp32))});
+    }
+    const bool norm_bwd = s.kind == phase_kind::rmsnorm_bwd;
+    const uint64_t dgain_addr = norm_bwd ? place((s.rows + cc.core.sbuf.partitions - 1) / cc.core.sbuf.partitions * s.cols * 4) : 0;
+    if (next - cc.hbm_base > cc.hbm.capacity_bytes)
+        throw std::invalid_argument(what + ": its tensors (" +
+                                    std::to_string((next - cc.hbm_base - s.hbm_offset) >> 20) + " MiB" +
+                                    (s.hbm_offset ? " at " + std::to_string(s.hbm_offset >> 20) + " MiB" : "") +
+                                    ") do not fit HBM (chip.hbm.capacity_gib)");
+
+    // SBUF budget: per-core tiles (the gain row, the gain-gradient partial row), then buffer sets.
+    const bool has_gain = s.kind == phase_kind::rmsnorm || norm_bwd;
+    const uint64_t per_core = (has_gain ? padded(s.cols * dsz) : 0) + (norm_bwd ? padded(s.cols * 4) : 0);
+    const uint64_t part = cc.core.sbuf.partition_bytes;
+    uint64_t per_col = 0, fixed = 0;
+    for (const auto& t : kd.set) {
+        if (t.col) fixed += 64;
+        else per_col += esz(t.fp32);
+    }
+    auto set_bytes = [&](uint64_t w) {
+        uint64_t b = 0;
+        for (const auto& t : kd.set) b += t.col ? 64 : padded(w * esz(t.fp32) * (s.kind == phase_kind::rope ? 2 : 1));
+        return b;
+    };
+    const uint64_t row_tiles = (s.rows + P - 1) / P;
+    // RoPE pairs column c with c + cols / 2 (the half-split layout): a unit covers the same columns of both halves,
+    // so its tiles are twice the chunk wide.
+    const bool rope = s.kind == phase_kind::rope;
+    const uint64_t logical = rope ? s.cols / 2 : s.cols;
+    if (rope) per_col *= 2;
+    uint64_t W = logical;
+    uint32_t sets = 2;
+    // Softmax and RMS norm rows too long for one buffer set (a vocabulary's logits) run in column chunks, two passes
+    // over HBM: the row statistics first (an online max and rescaled exp-sum; the sum of squares), then the outputs.
+    const bool can_multipass = s.kind == phase_kind::softmax || s.kind == phase_kind::rmsnorm;
+    bool multipass = false;
+    if (per_core + 2 * set_bytes(W) > part) {
+        if (kd.reduce && can_multipass && per_core + set_bytes(W) > part) {
+            multipass = true;
+            const uint64_t acc = 5 * 64;  // the per-core row accumulators
+            const uint64_t room = part > per_core + acc + 2 * fixed + 256 ? (part - per_core - acc - 2 * fixed - 256) / 2 : 0;
+            W = std::min<uint64_t>(8192, room / per_col / 64 * 64);
+            if (W == 0) throw std::invalid_argument(what + ": SBUF holds no buffer set");
+        } else if (kd.reduce) {
+            sets = 1;
+            if (per_core + set_bytes(W) > part)
+                throw std::invalid_argument(what + ": a row of " + std::to_string(s.cols) + " columns needs " +
+                                            std::to_string(per_core + set_bytes(W)) +
+                                            " SBUF bytes per partition, chip.core.sbuf.partition_kib gives " +
+                                            std::to_string(part));
+        } else {
+            const uint64_t room = part > per_core + 2 * fixed + 256 ? (part - per_core - 2 * fixed - 256) / 2 : 0;
+            W = std::min<uint64_t>(W, room / per_col / 64 * 64);
+            if (W == 0) throw std::invalid_argument(what + ": SBUF holds no buffer set");
+        }
+    }
+    if (!kd.reduce) {
+        W = std::min<uint64_t>(W, 8192);
+        const uint64_t want = 4ull * cores;  // enough pieces for every core to overlap loads with work
+        if (row_tiles * ((logical + W - 1) / W) < want) {
+            const uint64_t chunks = (want + row_tiles - 1) / row_tiles;
+            W = std::max<uint64_t>(64, ((logical + chunks - 1) / chunks + 63) / 64 * 64);
+            W = std::min(W, logical);
+        }
+    }
+    const uint64_t row_chunks = multipass ? (s.cols + W - 1) / W : 1;  // chunks of one row (multi-pass)
+    const uint64_t chunks = multipass ? 1 : (logical + W - 1) / W, units = row_tiles * chunks;
+
+    phase_plan pl;
+    pl.what = what;
+    pl.kd = kd;
+    pl.P = P;
+    pl.cores = cores;
+    pl.hbm = std::move(hbm);
+    pl.dgain_addr = dgain_addr;
+    pl.norm_bwd = norm_bwd;
+    pl.has_gain = has_gain;
+    pl.rope = rope;
+    pl.multipass = multipass;
+    pl.logical = logical;
+    pl.W = W;
+    pl.sets = sets;
+    pl.row_tiles = row_tiles;
+    pl.row_chunks = row_chunks;
+    pl.chunks = chunks;
+    pl.units = units;
+    return pl;
+}
+
+// --- emit: core c's program (its units of the work, two buffer sets alternating) ---------------------------------
+core::core_program emit_core(const platform::chip_config& cc, const phase_spec& s, const phase_plan& pl, uint32_t c,
+                             uint64_t& instructions) {
+    const kind_def& kd = pl.kd;
+    const uint32_t P = pl.P, cores = pl.cores, sets = pl.sets;
+    const uint64_t W = pl.W, logical = pl.logical, row_tiles = pl.row_tiles, row_chunks = pl.row_chunks;
+    const uint64_t chunks = pl.chunks, units = pl.units, dgain_addr = pl.dgain_addr;
+    const bool has_gain = pl.has_gain, norm_bwd = pl.norm_bwd, rope = pl.rope, multipass = pl.multipass;
+    auto H = [&](const char* n) -> const hbm_tensor& { return pl.at(n); };
+    const float inv_h = 1.0f / float(s.cols), eps = EPS;
+    const float b1 = B1, b2 = B2, lr = LR, adam_eps = ADAM_EPS, bc1 = BC1, bc2 = BC2;
+    kernel_builder kb(cc, c);
+    tile gain, dgp;
+    if (has_gain) {
+        gain = kb.sbuf(1, uint32_t(s.cols), "gain", s.dtype);
+        kb.copy(gain, kernel_builder::hbm(H("gain").addr, 1, uint32_t(s.cols), "gain", s.dtype));
+    }
+    if (norm_bwd) {
+        dgp = kb.sbuf(1, uint32_t(s.cols), "dgain.part");
+    }
+    tile accM, accS, accC, accT, accR;  // multi-pass row statistics
+    if (multipass) {
+        accM = kb.sbuf(P, 1, "row.max"), accS = kb.sbuf(P, 1, "row.sum"), accC = kb.sbuf(P, 1, "chunk.stat");
+        accT = kb.sbuf(P, 1, "row.tmp"), accR = kb.sbuf(P, 1, "row.scale");
+    }
+    std::vector<std::vector<tile>> set(sets);
+    for (uint32_t k = 0; k < sets; ++k)
+        for (const auto& t : kd.set)
+            set[k].push_back(kb.sbuf(P, t.col ? 1 : uint32_t(rope ? 2 * W : W), std::string(t.name) + std::to_string(k),
+                                     t.fp32 ? F32 : s.dtype));
+    uint64_t done = 0;
+    for (uint64_t u = c; u < units; u += cores, ++done) {
+        const uint64_t rt = u / chunks, ch = u % chunks;
+        const uint32_t r0 = uint32_t(rt * P), np = uint32_t(std::min<uint64_t>(P, s.rows - rt * P));
+        const uint32_t c0 = uint32_t(ch * W), w = uint32_t(std::min<uint64_t>(W, logical - ch * W));
+        const auto& st = set[done % sets];
+        auto S = [&](const char* n) {
+            for (size_t i = 0; i < kd.set.size(); ++i)
+                if (std::string(kd.set[i].name) == n)
+                    return kd.set[i].col ? st[i].rows(0, np) : st[i].rows(0, np).cols(0, w);
+            throw std::logic_error(std::string("phase tile ") + n);
+        };
+        auto T = [&](const char* n) {  // this unit's block of an HBM tensor
+            const auto& t = H(n);
+            const auto type = t.d.fp32 ? F32 : s.dtype;
+            if (t.d.sh == shape::col) return kernel_builder::hbm(t.addr, uint32_t(s.rows), 1, n, type).rows(r0, np);
+            return kernel_builder::hbm(t.addr, uint32_t(s.rows), uint32_t(s.cols), n, type).rows(r0, np).cols(c0, w);
+        };
+        auto load = [&](const char* n) { kb.copy(S(n), T(n)); };
+        if (multipass) {
+            uint64_t piece = 0;
+            auto chunk_pass = [&](const std::function<void(const std::vector<tile>&, uint32_t, uint32_t, bool)>& f) {
+                for (uint64_t k = 0; k < row_chunks; ++k, ++piece) {
+                    const uint32_t k0 = uint32_t(k * W), kw = uint32_t(std::min<uint64_t>(W, s.cols - k * W));
+                    f(set[piece % sets], k0, kw, k == 0);
+                }
+            };
+            auto Sk = [&](const std::vector<tile>& stt, const char* n, uint32_t kw) {
+                for (size_t i = 0; i < kd.set.size(); ++i)
+                    if (std::string(kd.set[i].name) == n)
+                        return kd.set[i].col ? stt[i].rows(0, np) : stt[i].rows(0, np).cols(0, kw);
+                throw std::logic_error(std::string("phase tile ") + n);
+            };
+            auto Tk = [&](const char* n, uint32_t k0, uint32_t kw) {
+                return kernel_builder::hbm(H(n).addr, uint32_t(s.rows), uint32_t(s.cols), n, s.dtype)
+                    .rows(r0, np)
+                    .cols(k0, kw);
+            };
+            const tile M = accM.rows(0, np), Sum = accS.rows(0, np), C1 = accC.rows(0, np);
+            const tile Tt = accT.rows(0, np), R = accR.rows(0, np);
+            if (s.kind == phase_kind::softmax) {
+                chunk_pass([&](const std::vector<tile>& stt, uint32_t k0, uint32_t kw, bool first) {
+                    const tile x = Sk(stt, "s", kw), e = Sk(stt, "e", kw);
+                    kb.copy(x, Tk("s", k0, kw));
+                    kb.unary(vop::reduce_max_free, C1, x);
+                    if (first) {
+                        kb.unary(vop::copy, M, C1);
+                    } else {  // Sum *= exp(M - max(M, chunk max)); M = max(M, chunk max)
+                        kb.binary(vop::max, Tt, M, C1);
+                        kb.binary(vop::sub, C1, M, Tt);
+                        kb.act(C1, C1, act_fn::exp);
+                        kb.binary(vop::mul, Sum, Sum, C1);
+                        kb.unary(vop::copy, M, Tt);
+                    }
+                    kb.binary(vop::sub, e, x, M, bcast::column);
+                    kb.act(e, e, act_fn::exp);
+                    kb.unary(vop::reduce_sum_free, first ? Sum : C1, e);
+                    if (!first) kb.binary(vop::add, Sum, Sum, C1);
+                });
+                kb.act(R, Sum, act_fn::reciprocal);
+                chunk_pass([&](const std::vector<tile>& stt, uint32_t k0, uint32_t kw, bool) {
+                    const tile x = Sk(stt, "s", kw), e = Sk(stt, "e", kw), pt = Sk(stt, "p", kw);
+                    kb.copy(x, Tk("s", k0, kw));
+                    kb.binary(vop::sub, e, x, M, bcast::column);
+                    kb.act(e, e, act_fn::exp);
+                    kb.binary(vop::mul, pt, e, R, bcast::column);
+                    kb.copy(Tk("p", k0, kw), pt);
+                });
+            } else {  // rmsnorm
+                chunk_pass([&](const std::vector<tile>& stt, uint32_t k0, uint32_t kw, bool first) {
+                    const tile x = Sk(stt, "x", kw), sq = Sk(stt, "sq", kw);
+                    kb.copy(x, Tk("x", k0, kw));
+                    kb.binary(vop::mul, sq, x, x);
+                    kb.unary(vop::reduce_sum_free, first ? Sum : C1, sq);
+                    if (!first) kb.binary(vop::add, Sum, Sum, C1);
+                });
+                kb.act(R, Sum, act_fn::rsqrt, inv_h, eps);
+                kb.copy(kernel_builder::hbm(H("rstd").addr, uint32_t(s.rows), 1, "rstd", F32).rows(r0, np), R);
+                chunk_pass([&](const std::vector<tile>& stt, uint32_t k0, uint32_t kw, bool) {
+                    const tile x = Sk(stt, "x", kw), xn = Sk(stt, "xn", kw), y = Sk(stt, "y", kw);
+                    kb.copy(x, Tk("x", k0, kw));
+                    kb.binary(vop::mul, xn, x, R, bcast::column);
+                    kb.binary(vop::mul, y, xn, gain.cols(k0, kw), bcast::row);
+                    kb.copy(Tk("y", k0, kw), y);
+                });
+            }
+            continue;
+        }
+        auto store = [&](const char* hn, const char* sn) { kb.copy(T(hn), S(sn)); };
+        switch (s.kind) {
+        case phase_kind::add:
+            load("a"), load("b");
+            kb.binary(vop::add, S("y"), S("a"), S("b"));
+            store("y", "y");
+            break;
+        case phase_kind::copy:
+            load("a");
+            store("y", "a");
+            break;
+        case phase_kind::swiglu:
+            load("g"), load("u");
+            kb.act(S("s"), S("g"), act_fn::silu);
+            kb.binary(vop::mul, S("y"), S("s"), S("u"));
+            store("y", "y");
+            break;
+        case phase_kind::swiglu_bwd: {  // y = silu(g) u: du = dy silu(g), dg = dy u s (1 + g (1 - s)), s = sigmoid(g)
+            load("g"), load("u"), load("dy");
+            const tile sg = S("s"), t1 = S("t1"), t2 = S("t2");
+            kb.act(sg, S("g"), act_fn::sigmoid);
+            kb.binary(vop::mul, t1, S("g"), sg);
+            kb.binary(vop::mul, S("du"), S("dy"), t1);
+            kb.binary(vop::mul, t2, S("dy"), S("u"));
+            kb.unary(vop::scale_bias, t1, sg, -1.0f, 1.0f);
+            kb.binary(vop::mul, t1, S("g"), t1);
+            kb.unary(vop::scale_bias, t1, t1, 1.0f, 1.0f);
+            kb.binary(vop::mul, t1, sg, t1);
+            kb.binary(vop::mul, S("dg"), t2, t1);
+            store("dg", "dg"), store("du", "du");
+            break;
+        }
+        case phase_kind::rope: {  // y1 = x1 cos1 - x2 sin1, y2 = x2 cos2 + x1 sin2 (halves 1 and 2 of the row)
+            const uint32_t half = uint32_t(logical), W2 = uint32_t(W);
+            auto blk = [&](const char* n, uint32_t k) {  // this unit's columns of half k of an HBM tensor
+                return kernel_builder::hbm(H(n).addr, uint32_t(s.rows), uint32_t(s.cols), n, s.dtype)
+                    .rows(r0, np)
+                    .cols(k * half + c0, w);
+            };
+            auto sb = [&](const char* n, uint32_t k) {  // and of its SBUF tile
+                for (size_t i = 0; i < kd.set.size(); ++i)
+                    if (std::string(kd.set[i].name) == n) return st[i].rows(0, np).cols(k * W2, w);
+                throw std::logic_error(std::string("phase tile ") + n);
+            };
+            for (const char* n : {"x", "cos", "sin"})
+                for (uint32_t k = 0; k < 2; ++k) kb.copy(sb(n, k), blk(n, k));
+            for (uint32_t k = 0; k < 2; ++k) {
+                kb.binary(vop::mul, sb("t", k), sb("x", k), sb("cos", k));
+                kb.binary(vop::mul, sb("u", k), sb("x", 1 - k), sb("sin", k));
+                kb.binary(vop::axpby, sb("y", k), sb("t", k), sb("u", k), bcast::none, 1.0f, k == 0 ? -1.0f : 1.0f);
+                kb.copy(blk("y", k), sb("y", k));
+            }
+            break;
+        }
+        case phase_kind::rmsnorm:
+            load("x");
+            tb::emit_rmsnorm(kb, S("y"), S("xn"), S("r"), S("sq"), S("ss"), S("x"), gain, eps);
+            store("y", "y"), store("rstd", "r");
+            break;
+        case phase_kind::rmsnorm_bwd: {  // dx = r (dxn - xn mean(dxn xn)), dxn = dy g; dg: a row per row tile
+            load("x"), load("dy");
+            kb.copy(S("r"), T("rstd"));
+            const tile xn = S("xn"), dxn = S("dxn"), uu = S("u");
+            kb.binary(vop::mul, xn, S("x"), S("r"), bcast::column);
+            tb::emit_rmsnorm_backward_core(kb, uu, uu, uu, S("c"), dxn, S("dy"), gain, xn);
+            kb.binary(vop::mul, S("dx"), uu, S("r"), bcast::column);
+            store("dx", "dx");
+            kb.binary(vop::mul, uu, S("dy"), xn);
+            kb.unary(vop::reduce_sum_part, dgp, uu);
+            kb.copy(kernel_builder::hbm(dgain_addr, uint32_t(row_tiles), uint32_t(s.cols), "dgain").rows(uint32_t(rt), 1),
+                    dgp);
+            break;
+        }
+        case phase_kind::softmax:
+            load("s");
+            kb.unary(vop::reduce_max_free, S("mx"), S("s"));
+            kb.binary(vop::sub, S("e"), S("s"), S("mx"), bcast::column);
+            kb.act(S("e"), S("e"), act_fn::exp);
+            kb.unary(vop::reduce_sum_free, S("sm"), S("e"));
+            kb.act(S("rs"), S("sm"), act_fn::reciprocal);
+            kb.binary(vop::mul, S("p"), S("e"), S("rs"), bcast::column);
+            store("p", "p");
+            break;
+        case phase_kind::softmax_bwd:  // ds = p (dp - sum(p dp))
+            load("p"), load("dp");
+            kb.binary(vop::mul, S("t"), S("p"), S("dp"));
+            kb.unary(vop::reduce_sum_free, S("s"), S("t"));
+            kb.binary(vop::sub, S("u"), S("dp"), S("s"), bcast::column);
+            kb.binary(vop::mul, S("ds"), S("p"), S("u"));
+            store("ds", "ds");
+            break;
+        case phase_kind::adam: {
+            load("param"), load("m"), load("v"), load("grad");
+            const tile g2 = S("g2");
+            tb::emit_adam(kb, S("param"), S("m"), S("v"), S("grad"), g2, S("den"), g2, {b1, b2, lr, adam_eps, bc1, bc2});
+            kb.unary(vop::copy, S("w"), S("param"));  // the model-dtype weight the next step's GEMMs read
+            store("param", "param"), store("m", "m"), store("v", "v"), store("w", "w");
+            break;
+        }
+        }
+    }
+    instructions += kb.instructions();
+    return kb.finish();
+}
+
+// --- reference: the FP64 value of every output from the inputs as stored (the golden models where they exist) ----
+using tensors = std::map<std::string, std::vector<double>>;
+
+tensors phase_reference(const phase_spec& s, const tensors& in) {
+    const float eps = EPS, b1 = B1, b2 = B2, lr = LR, adam_eps = ADAM_EPS;
+    const uint64_t R = s.rows, C = s.cols;
+    std::map<std::string, std::vector<double>> want;
+    auto& w = want;
+    auto A = [&](const char* n) -> const std::vector<double>& { return in.at(n); };
+    auto M = [&](const char* n, uint64_t rows, uint64_t cols) {  // an input as a golden matrix
+        tb::golden::mat m{uint32_t(rows), uint32_t(cols)};
+        m.v = in.at(n);
+        return m;
+    };
+    auto sig = [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
+    switch (s.kind) {
+    case phase_kind::add: {
+        auto& y = w["y"] = A("a");
+        for (uint64_t i = 0; i < y.size(); ++i) y[i] += A("b")[i];
+        break;
+    }
+    case phase_kind::copy: w["y"] = A("a"); break;
+    case phase_kind::swiglu: {
+        auto& y = w["y"] = A("g");
+        for (uint64_t i = 0; i < y.size(); ++i) y[i] = y[i] * sig(y[i]) * A("u")[i];
+        break;
+    }
+    case phase_kind::swiglu_bwd: {
+        auto& dg = w["dg"] = A("g");
+        auto& du = w["du"] = A("g");
+        for (uint64_t i = 0; i < dg.size(); ++i) {
+            const double gi = A("g")[i], si = sig(gi), dy = A("dy")[i];
+            du[i] = dy * gi * si;
+            dg[i] = dy * A("u")[i] * si * (1 + gi * (1 - si));
+        }
+        break;
+    }
+    case phase_kind::rope: {
+        auto& y = w["y"] = A("x");
+        const uint64_t h = C / 2;
+        for (uint64_t i = 0; i < R; ++i)
+            for (uint64_t c = 0; c < C; ++c) {
+                const uint64_t e = i * C + c, pair = i * C + (c < h ? c + h : c - h);
+                y[e] = A("x")[e] * A("cos")[e] + (c < h ? -1 : 1) * A("x")[pair] * A("sin")[e];
+            }
+        break;
+    }
+    case phase_kind::rmsnorm: {  // the golden RMS norm (testbench/verification/golden)
+        tb::golden::norm_state st;
+        w["y"] = tb::golden::norm_forward(M("x", R, C), M("gain", 1, C), nullptr, double(eps), st).v;
+        w["rstd"] = st.r;
+        break;
+    }
+    case phase_kind::rmsnorm_bwd: {  // its backward, from the stored rstd
+        tb::golden::norm_state st;
+        st.r = A("rstd");
+        st.xn = M("x", R, C);
+        for (uint64_t i = 0; i < R; ++i)
+            for (uint64_t k = 0; k < C; ++k) st.xn.v[i * C + k] *= st.r[i];
+        tb::golden::mat dgain, db;
+        w["dx"] = tb::golden::norm_backward(M("dy", R, C), M("gain", 1, C), false, st, dgain, db).v;
+        w["dgain"] = dgain.v;
+        break;
+    }
+    case phase_kind::softmax: {
+        auto& p = w["p"] = A("s");
+        for (uint64_t i = 0; i < R; ++i) {
+            double mx = -INFINITY, sum = 0;
+            for (uint64_t c = 0; c < C; ++c) mx = std::max(mx, p[i * C + c]);
+            for (uint64_t c = 0; c < C; ++c) sum += (p[i * C + c] = std::exp(p[i * C + c] - mx));
+            for (uint64_t c = 0; c < C; ++c) p[i * C + c] /= sum;
+        }
+        break;
+    }
+    case phase_kind::softmax_bwd: {
+        auto& ds = w["ds"] = A("p");
+        for (uint64_t i = 0; i < R; ++i) {
+            double dot = 0;
+            for (uint64_t c = 0; c < C; ++c) dot += A("p")[i * C + c] * A("dp")[i * C + c];
+            for (uint64_t c = 0; c < C; ++c) ds[i * C + c] = A("p")[i * C + c] * (A("dp")[i * C + c] - dot);
+        }
+        break;
+    }
+    case phase_kind::adam: {  // the golden Adam step (testbench/verification/golden), step 2
+        auto& m = w["m"] = A("m");
+        auto& v = w["v"] = A("v");
+        auto& wt = w["w"] = A("param");
+        tb::golden::adam(wt, m, v, A("grad"), lr, b1, b2, adam_eps, 2);
+        auto& upd = w["update"] = wt;
+        for (uint64_t i = 0; i < upd.size(); ++i) upd[i] -= A("param")[i];
+        break;
+    }
+    }
+    return want;
+}
+
+// --- check: what the chip wrote, decoded, against the reference (normwise error per output) ---------------------
+void check_outputs(platform::chip& chip, const phase_spec& s, const phase_plan& pl, const tensors& in,
+                   const tensors& want, phase_result& r) {
+    const uint64_t C = s.cols, row_tiles = pl.row_tiles, dgain_addr = pl.dgain_addr;
+    const bool norm_bwd = pl.norm_bwd;
+    const auto& hbm = pl.hbm;
+    auto A = [&](const char* n) -> const std::vector<double>& { return in.at(n); };
+    // What the chip wrote, decoded.
+    auto got_of = [&](const hbm_tensor& t) {
+        const auto type = t.d.fp32 ? F32 : s.dtype;
+        std::vector<uint8_t> raw(elements(s, t) * numerics::size_of(type));
+        chip.host_read(t.addr, raw.data(), raw.size());
+        std::vector<float> f(elements(s, t));
+        numerics::decode(type, raw.data(), f.data(), f.size());
+        return std::vector<double>(f.begin(), f.end());
+    };
+    std::map<std::string, std::vector<double>> got;
+    for (const auto& t : hbm)
+        if (t.d.role != 0) got[t.d.name] = got_of(t);
+    if (s.kind == phase_kind::adam) {  // the parameter by its update: lr-sized, it would vanish in p's own error
+        auto& u = got["update"] = got.at("param");
+        for (uint64_t i = 0; i < u.size(); ++i) u[i] -= A("param")[i];
+        got.erase("param");
+    }
+    if (norm_bwd) {  // the row tiles' partial rows, summed
+        std::vector<float> f(row_tiles * C);
+        chip.host_read(dgain_addr, f.data(), f.size() * 4);
+        auto& dg = got["dgain"] = std::vector<double>(C, 0.0);
+        for (uint64_t t = 0; t < row_tiles; ++t)
+            for (uint64_t k = 0; k < C; ++k) dg[k] += f[t * C + k];
+    }
+    r.checked = true;
+    r.pass = true;
+    for (const auto& [n, ref] : want) {
+        const auto& g = got.at(n);
+        double err = 0, mx = 0;
+        for (uint64_t i = 0; i < ref.size(); ++i) {
+            err = std::max(err, std::isfinite(g[i]) ? std::fabs(g[i] - ref[i]) : INFINITY);
+            mx = std::max(mx, std::fabs(ref[i]));
+        }
+        phase_check c;
+        c.name = n;
+        c.rel_err = mx > 0 ? err / mx : err;
+        // An ulp-sized rounding of a model-dtype output (BF16: 2^-8 relative to the largest value) plus FP32 math and activation approximations; Adam's
+        // update also carries the FP32 rounding of p' (relative to |p| / |update|).
+        const bool fp32_out = n == "rstd" || n == "dgain" || n == "m" || n == "v" || n == "update";
+        c.tolerance = fp32_out ? 1e-4 : (s.dtype == F32 ? 1e-4 : std::ldexp(1.0, -(s.dtype == numerics::dtype::fp16 ? 11 : 8)) + 1e-4);
+        if (n == "update" && mx > 0) c.tolerance += 2.0 * 0x1.0p-24 / mx;
+        c.pass = c.rel_err <= c.tolerance;
+        r.pass = r.pass && c.pass;
+        r.checks.push_back(c);
+    }
+}
+
+}  // namespace
+
+phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s, const tb::sim_options& opt) {
+    const auto& cc = cfg.chip;
+    const phase_plan pl = plan_phase(cc, s);
+    const uint32_t cores = pl.cores;
+    phase_result r;
+    r.chunk_cols = uint32_t(pl.W);
+    r.buffer_sets = pl.sets;
+    std::vector<core::core_program> progs;
+    for (uint32_t c = 0; c < cores; ++c) progs.push_back(emit_core(cc, s, pl, c, r.instructions));
+    if (s.compile_only) return r;
+
+    // --- simulate: seeded inputs (functional runs), the programs, the run ---
+
+    platform::chip chip("chip0", cc);
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    // Functional runs: seeded inputs (stored in their dtype; the reference reads them back as stored).
+    std::map<std::string, std::vector<double>> in;
+    if (cfg.functional) {
+        tb::rng g(s.seed * 0x9E3779B97F4A7C15ull + uint64_t(s.kind));
+        for (const auto& t : pl.hbm) {
+            if (t.d.role == 1) continue;
+            const std::string n = t.d.name;
+            double lo = -2, hi = 2;  // activations, gradients
+            if (n == "v" || n == "p") lo = 0, hi = 1;                    // second moment, probabilities
+            if (n == "rstd" || n == "gain") lo = 0.5, hi = 1.5;
+            if (n == "cos" || n == "sin") lo = -1, hi = 1;
+            std::vector<float> f(elements(s, t));
+            for (auto& x : f) x = float(lo + (hi - lo) * g.uniform());
+            const auto type = t.d.fp32 ? F32 : s.dtype;
+            std::vector<uint8_t> raw(f.size() * numerics::size_of(type));
+            numerics::encode(type, f.data(), raw.data(), f.size());
+            numerics::decode(type, raw.data(), f.data(), f.size());
+            chip.host_write(t.addr, raw.data(), raw.size());
+            in[n].assign(f.begin(), f.end());
+        }
+    }
+    for (uint32_t c = 0; c < cores; ++c) chip.cores[c]->load(std::move(progs[c]));
+    tb::sim_probe probe = tb::make_chip_probe(chip);
+    r.wall_s = tb::run_to_completion(probe, opt);
+    r.sim_ns = tb::last_completion(chip).to_seconds() * 1e9;
+    auto stats = chip.stats().flatten();
+    r.hbm_bytes = stats["chip0.hbm.bytes_read"] + stats["chip0.hbm.bytes_written"];
+    r.min_time_hbm_ns = r.hbm_bytes / cc.hbm.bandwidth_gbps;
+    for (uint32_t c = 0; c < cores; ++c) {
+        const std::string p = "chip0.core" + std::to_string(c) + ".";
+        r.engine_ns = std::max({r.engine_ns, stats[p + "vector.busy_ns"], stats[p + "scalar.busy_ns"]});
+    }
+    if (!cfg.functional) return r;
+    check_outputs(chip, s, pl, in, phase_reference(s, in), r);
+    return r;
+}
+
+
+}  // namespace trnsim::train

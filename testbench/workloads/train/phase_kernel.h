@@ -1,0 +1,58 @@
+// Vector phases of a training step on a whole chip: the elementwise and row-reduction work between the GEMMs
+// (RMS norm and its backward, softmax and its backward, RoPE, SwiGLU and its backward, residual adds, copies, Adam)
+// compiled with kernel_builder into every core's DMA / Vector / Scalar streams and simulated: tensors stream
+// HBM -> SBUF -> engines -> SBUF -> HBM in [partitions x columns] tiles, two buffer sets alternating so the loads
+// of the next tile overlap the work on this one.
+//
+// Work split: row-reduction phases (norms, softmax) deal whole 128-row tiles to the cores (a row must fit one
+// buffer set in SBUF, else std::invalid_argument names the phase and its shape); elementwise phases deal
+// (row tile, column chunk) pieces, so a 128 x huge Adam tensor still spreads over every core. Tensors are in the
+// model dtype (Adam: FP32 parameter and moments, model-dtype gradient), engine math FP32 (docs/vector_engine.md).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "models/numerics/dtype.h"
+#include "platforms/config/platform_config.h"
+#include "testbench/sim_run.h"
+#include "testbench/workloads/train/layer_plan.h"
+
+namespace trnsim::train {
+
+struct phase_spec {
+    phase_kind kind = phase_kind::add;
+    uint64_t rows = 128, cols = 128;
+    numerics::dtype dtype = numerics::dtype::bf16;
+    uint64_t hbm_offset = 0;  // the tensors start this far above the HBM base (placement studies, replay checks)
+    uint64_t seed = 1;        // functional runs: the inputs' seeded random values
+    bool compile_only = false;  // build the programs (every mapping check) and return before simulating
+};
+
+// A functional run's check of one output against the FP64 reference of the phase on the same (stored) inputs:
+// normwise error max |got - ref| / max |ref| within `tolerance` (half an ulp of the output dtype plus the engines'
+// FP32 rounding and activation approximations, docs/vector_engine.md).
+struct phase_check {
+    std::string name;
+    double rel_err = 0, tolerance = 0;
+    bool pass = false;
+};
+
+struct phase_result {
+    double sim_ns = 0, wall_s = 0;
+    double hbm_bytes = 0;          // read + written
+    double min_time_hbm_ns = 0;    // hbm_bytes at the chip's HBM bandwidth
+    double engine_ns = 0;          // the busiest core's busiest engine (Vector or Scalar)
+    uint64_t instructions = 0;     // over all cores
+    uint32_t chunk_cols = 0, buffer_sets = 0;
+    bool checked = false, pass = false;  // functional runs (sim.functional = true): every output checked
+    std::vector<phase_check> checks;
+    bool memory_bound() const { return min_time_hbm_ns >= engine_ns; }
+};
+
+// Functional runs (cfg.functional) fill the inputs with seeded values and check every output; timing-only runs
+// move no data. Throws std::invalid_argument for a phase that cannot be mapped (zero size, a row that does not fit SBUF).
+phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s, const tb::sim_options& opt);
+
+}  // namespace trnsim::train

@@ -1,0 +1,562 @@
+#include "testbench/workloads/train/train_run.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <stdexcept>
+
+#include "models/collective/groups.h"
+#include "tlm/output_file.h"
+#include "testbench/workloads/collective/collective_run.h"
+#include "testbench/workloads/gemm/gemm_run.h"
+#include "testbench/tools/sweep/process_pool.h"
+#include "testbench/workloads/train/phase_kernel.h"
+#include "testbench/workloads/train/pipeline.h"
+#include "tlm/trace_events.h"
+
+namespace trnsim::train {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+using json = nlohmann::json;
+
+// Runs every job in a forked child (a fresh SystemC kernel each) through the process pool, `parallel` at a time; a
+// child returns its JSON through a temporary file. A job that throws returns {"error": what}; a child that dies is
+// reported by how it ended.
+std::vector<json> run_forked(const std::vector<std::function<json()>>& jobs, unsigned parallel, bool quiet) {
+    std::vector<std::string> files(jobs.size());
+    std::vector<sweep::task> tasks(jobs.size());
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        char name[] = "/tmp/trnsim-train-XXXXXX";
+        const int fd = mkstemp(name);
+        if (fd < 0) {
+            for (size_t k = 0; k < i; ++k) std::remove(files[k].c_str());
+            throw std::runtime_error("train: cannot create a temporary file in /tmp");
+        }
+        close(fd);
+        files[i] = name;
+        tasks[i].body = [&jobs, &files, i] {
+            json j;
+            try {
+                j = jobs[i]();
+            } catch (const std::exception& e) {
+                j = json{{"error", e.what()}};
+            }
+            rusage ru{};
+            getrusage(RUSAGE_SELF, &ru);
+            j["rss_kib"] = uint64_t(ru.ru_maxrss);
+            std::ofstream f(files[i]);
+            f << j.dump();
+            f.close();
+            return f ? 0 : 1;
+        };
+    }
+    sweep::pool_options po;
+    po.jobs = std::max(1u, parallel);
+    po.progress = quiet ? nullptr : stderr;
+    po.tty = isatty(STDERR_FILENO);
+    po.label = "simulations";
+    po.line_interval_s = 10;  // a log gets a line every 10 s, a terminal a live one
+    std::vector<json> out(jobs.size());
+    sweep::run_tasks(tasks, po, [&](size_t i, const sweep::task_end& e) {
+        std::ifstream f(files[i]);
+        std::stringstream ss;
+        ss << f.rdbuf();
+        std::remove(files[i].c_str());
+        out[i] = e.ok() && !ss.str().empty() ? json::parse(ss.str()) : json{{"error", e.describe()}};
+        return out[i].contains("error");
+    });
+    return out;
+}
+
+// What one simulation computes.
+struct sim_req {
+    std::string kind;  // gemm | phase | tp_allreduce | dp_allreduce | send
+    uint64_t m = 0, k = 0, n = 0;
+    phase_kind ph = phase_kind::add;
+    uint64_t rows = 0, cols = 0, offset = 0;
+    uint64_t bytes = 0;
+    std::string use;  // the first operation that needs it ("bwd.norm1"), for messages
+    std::string key() const {
+        std::ostringstream o;
+        o << kind << ' ' << m << ' ' << k << ' ' << n << ' ' << int(ph) << ' ' << rows << ' ' << cols << ' '
+          << offset << ' ' << bytes;
+        return o.str();
+    }
+    std::string what() const {
+        std::ostringstream o;
+        if (kind == "gemm") o << "gemm " << m << "x" << k << "x" << n;
+        else if (kind == "phase") o << "phase " << name_of(ph) << " " << rows << "x" << cols;
+        else o << kind << " " << bytes << " B";
+        return o.str();
+    }
+};
+
+struct use {
+    const layer_op* op = nullptr;  // null for buckets, sends, Adam
+    size_t req = 0;
+};
+
+}  // namespace
+
+std::vector<uint32_t> snake_placement(const collective::topology& t) {
+    const uint32_t servers = t.k == collective::topology::kind::cluster ? t.servers : 1;
+    const uint32_t X = t.dims[0], Y = t.dims[1], Z = t.dims[2], per = X * Y * Z;
+    std::vector<uint32_t> v;
+    for (uint32_t s = 0; s < servers; ++s)
+        for (uint32_t z = 0; z < Z; ++z)
+            for (uint32_t yy = 0; yy < Y; ++yy) {
+                const uint32_t y = z % 2 ? Y - 1 - yy : yy, line = z * Y + yy;
+                for (uint32_t xx = 0; xx < X; ++xx) {
+                    const uint32_t x = line % 2 ? X - 1 - xx : xx;
+                    v.push_back(s * per + x + X * (y + Y * z));
+                }
+            }
+    return v;
+}
+
+json train_result::to_json() const {
+    auto ops = [](const std::vector<op_cost>& v) {
+        json a = json::array();
+        for (const auto& o : v)
+            a.push_back({{"name", o.name}, {"sim", o.what}, {"count", o.count}, {"ns", o.ns}, {"flops", o.flops},
+                         {"hbm_bytes", o.hbm_bytes}, {"memory_bound", o.memory_bound}});
+        return a;
+    };
+    auto one = [](const op_cost& o) { return json{{"sim", o.what}, {"ns", o.ns}}; };
+    json st = json::array();
+    for (const auto& s : stages)
+        st.push_back({{"fwd_ns", s.fwd_ns}, {"bwd_ns", s.bwd_ns}, {"pipeline_end_ns", s.pipeline_end_ns},
+                      {"bubble_ns", s.bubble_ns}, {"dp_end_ns", s.dp_end_ns}, {"dp_exposed_ns", s.dp_exposed_ns},
+                      {"optimizer_ns", s.optimizer_ns}, {"end_ns", s.end_ns}, {"params", s.params},
+                      {"state_bytes", s.state_bytes}, {"activation_bytes", s.activation_bytes},
+                      {"micro_batches_in_flight", s.in_flight}});
+    return json{{"model", {{"name", model.name}, {"layers", model.layers}, {"hidden", model.hidden},
+                           {"heads", model.heads}, {"kv_heads", model.kv_heads}, {"ffn", model.ffn},
+                           {"vocab", model.vocab}, {"seq", model.seq}, {"global_batch", model.global_batch},
+                           {"params", model.params()}}},
+                {"plan", {{"dp", plan.dp}, {"tp", plan.tp}, {"pp", plan.pp}, {"micro_batch", plan.micro_batch},
+                          {"micro_batches", micro_batches}, {"schedule", "1f1b"}}},
+                {"platform", platform},
+                {"chips", chips},
+                {"replay", opt.replay},
+                {"step_ns", step_ns},
+                {"steps", opt.steps},
+                {"tokens_per_s", tokens_per_s},
+                {"model_flops", model_flops},
+                {"peak_tflops_per_chip", peak_tflops_per_chip},
+                {"mfu", mfu},
+                {"breakdown_ns", {{"compute", compute_ns}, {"memory_bound", memory_ns}, {"tp_comm", tp_exposed_ns},
+                                  {"pipeline_bubble", bubble_ns}, {"dp_comm_exposed", dp_exposed_ns},
+                                  {"optimizer", optimizer_ns}}},
+                {"critical_stage", critical_stage},
+                {"send_ns", send_ns},
+                {"hbm_capacity_bytes", hbm_capacity_bytes},
+                {"fits_hbm", fits},
+                {"stages", st},
+                {"layer_fwd", ops(layer_fwd)},
+                {"layer_bwd", ops(layer_bwd)},
+                {"head_fwd", ops(head_fwd)},
+                {"head_bwd", ops(head_bwd)},
+                {"embed_fwd", ops(embed_fwd)},
+                {"dp_bucket", one(dp_bucket)},
+                {"dp_head_bucket", one(dp_head_bucket)},
+                {"adam_layer", one(adam_layer)},
+                {"adam_head", one(adam_head)},
+                {"simulations", simulations},
+                {"replayed", replayed},
+                {"sim_wall_s", sim_wall_s},
+                {"sim_peak_rss_mib", sim_peak_rss_mib},
+                {"sim_peak_rss_sim", sim_peak_rss_what}};
+}
+
+train_result run_train(const platform::platform_config& cfg, const model_spec& m, const parallel_plan& p,
+                       const train_options& opt) {
+    const auto t_start = clock_type::now();
+    const auto& mc = cfg.multichip;
+    if (mc.kind == platform::platform_kind::single_chip)
+        throw std::invalid_argument("--platform: '" + cfg.preset + "' is a single chip; training runs on a server or "
+                                    "cluster platform (trnsim list)");
+    validate(p, m, mc.chips());
+    train_result r;
+    r.model = m;
+    r.plan = p;
+    r.opt = opt;
+    r.platform = cfg.preset;
+    r.chips = mc.chips();
+    r.micro_batches = p.micro_batches(m);
+    r.placement = snake_placement(mc.topo);
+    const layer_plan lp = plan_layer(m, p);
+    const uint32_t L = m.layers / p.pp, S = p.pp;
+    const uint64_t M = r.micro_batches;
+
+    platform::platform_config tcfg = cfg;  // every simulation is timing-only
+    platform::set_functional(tcfg, false);
+    auto rank = [&](uint32_t t, uint32_t d, uint32_t s) { return r.placement[t + p.tp * (d + p.dp * s)]; };
+    std::vector<std::vector<uint32_t>> tp_groups, dp_groups;
+    for (uint32_t s = 0; s < S; ++s)
+        for (uint32_t d = 0; d < p.dp; ++d) {
+            tp_groups.emplace_back();
+            for (uint32_t t = 0; t < p.tp; ++t) tp_groups.back().push_back(rank(t, d, s));
+        }
+    for (uint32_t s = 0; s < S; ++s)
+        for (uint32_t t = 0; t < p.tp; ++t) {
+            dp_groups.emplace_back();
+            for (uint32_t d = 0; d < p.dp; ++d) dp_groups.back().push_back(rank(t, d, s));
+        }
+    std::vector<std::pair<uint32_t, uint32_t>> sends;
+    for (uint32_t s = 0; s + 1 < S; ++s)
+        for (uint32_t d = 0; d < p.dp; ++d)
+            for (uint32_t t = 0; t < p.tp; ++t) sends.emplace_back(rank(t, d, s), rank(t, d, s + 1));
+
+    // Requests: one per distinct operation (replay) or one per use (no replay).
+    std::vector<sim_req> reqs;
+    std::map<std::string, size_t> index;
+    uint64_t uses = 0, instance = 0;
+    auto need = [&](sim_req q) {
+        ++uses;
+        if (!opt.replay && q.kind == "phase")  // its own HBM placement: one of 8 slots of up to 1 GiB
+            q.offset = (++instance % 8) * std::min<uint64_t>(1ull << 30, cfg.chip.hbm.capacity_bytes / 16 >> 22 << 22);
+        const std::string key = opt.replay ? q.key() : q.key() + " #" + std::to_string(uses);
+        if (q.use.empty()) q.use = q.kind;
+        auto [it, fresh] = index.emplace(key, reqs.size());
+        if (fresh) reqs.push_back(q);
+        return it->second;
+    };
+    auto req_of = [&](const layer_op& o) {
+        sim_req q;
+        if (o.k == layer_op::kind::gemm) q.kind = "gemm", q.m = o.m, q.k = o.kk, q.n = o.n;
+        else if (o.k == layer_op::kind::phase) q.kind = "phase", q.ph = o.phase, q.rows = o.rows, q.cols = o.cols;
+        else q.kind = "tp_allreduce", q.bytes = o.bytes;
+        q.use = o.name;
+        return need(q);
+    };
+    auto uses_of = [&](const std::vector<layer_op>& v) {
+        std::vector<use> u;
+        for (const auto& o : v) u.push_back({&o, req_of(o)});
+        return u;
+    };
+    const size_t elt = numerics::size_of(m.dtype);
+    auto bucket_req = [&](uint64_t params) {
+        sim_req q;
+        q.kind = "dp_allreduce";
+        q.bytes = params * elt;
+        return need(q);
+    };
+    auto adam_req = [&](uint64_t params) {
+        sim_req q;
+        q.kind = "phase";
+        q.ph = phase_kind::adam;
+        q.rows = 128;
+        q.cols = (params + 127) / 128;
+        q.use = "adam";
+        return need(q);
+    };
+    // Per stage and micro-batch: the forward and backward operation lists (layers in order).
+    struct pass {
+        std::vector<std::vector<use>> layers;  // per layer of the stage
+        std::vector<use> head, embed;
+    };
+    std::vector<std::vector<pass>> fwd(S), bwd(S);
+    std::vector<std::vector<size_t>> buckets(S);  // per stage: per layer (stage order), then the head/embedding
+    std::vector<std::vector<size_t>> adam(S);
+    size_t send_req = 0;
+    const bool dp = p.dp > 1;
+    for (uint32_t s = 0; s < S; ++s) {
+        for (uint64_t i = 0; i < M; ++i) {
+            pass f, b;
+            for (uint32_t l = 0; l < L; ++l) {
+                f.layers.push_back(uses_of(lp.fwd));
+                b.layers.push_back(uses_of(lp.bwd));
+            }
+            if (s == 0) f.embed = uses_of(lp.embed_fwd);
+            if (s == S - 1) f.head = uses_of(lp.head_fwd), b.head = uses_of(lp.head_bwd);
+            fwd[s].push_back(std::move(f));
+            bwd[s].push_back(std::move(b));
+        }
+        if (dp) {
+            for (uint32_t l = 0; l < L; ++l) buckets[s].push_back(bucket_req(lp.layer_params_per_chip));
+            if (s == 0 || s == S - 1) buckets[s].push_back(bucket_req(lp.head_params_per_chip * ((S == 1) ? 2 : 1)));
+        }
+        for (uint32_t l = 0; l < L; ++l) adam[s].push_back(adam_req(lp.layer_params_per_chip));
+        if (s == 0 || s == S - 1) adam[s].push_back(adam_req(lp.head_params_per_chip * ((S == 1) ? 2 : 1)));
+    }
+    if (S > 1) {
+        sim_req q;
+        q.kind = "send";
+        q.bytes = lp.activation_bytes;
+        send_req = need(q);
+    }
+
+    // Every phase maps onto the chip (SBUF, HBM) before anything runs: a bad shape fails at once, naming the
+    // operation and what sets its size.
+    auto phase_of = [&](const sim_req& q) {
+        phase_spec ps;
+        ps.kind = q.ph, ps.rows = q.rows, ps.cols = q.cols, ps.dtype = m.dtype, ps.hbm_offset = q.offset;
+        return ps;
+    };
+    for (const auto& q : reqs)
+        if (q.kind == "phase") {
+            phase_spec ps = phase_of(q);
+            ps.compile_only = true;
+            try {
+                run_phase(tcfg, ps, {});
+            } catch (const std::invalid_argument& e) {
+                throw std::invalid_argument("model " + m.name + ", operation " + q.use + ": " + e.what() +
+                                            " (its size follows the model's hidden, seq, ffn, vocab and heads, "
+                                            "--micro-batch and --tp)");
+            }
+        }
+
+    // Simulate.
+    std::vector<std::function<json()>> jobs;
+    for (const auto& q : reqs)
+        jobs.push_back([&cfg, &tcfg, &m, &opt, &tp_groups, &dp_groups, &sends, &phase_of, q]() -> json {
+            tb::sim_options so;
+            so.progress_after_s = 0;
+            if (q.kind == "gemm") {
+                tb::gemm_spec g;
+                g.m = q.m, g.k = q.k, g.n = q.n, g.dtype = m.dtype;
+                tb::gemm_options go;
+                go.check = false;
+                go.sim = so;
+                const auto gr = tb::run_gemm(tcfg, g, go);
+                return {{"ns", gr.sim_ns}, {"wall_s", gr.wall_s}, {"hbm_bytes", gr.hbm_bytes},
+                        {"memory_bound", gr.min_time_hbm_ns >= gr.min_time_compute_ns},
+                        {"peak_tflops", gr.peak_tflops}};
+            }
+            if (q.kind == "phase") {
+                const auto pr = run_phase(tcfg, phase_of(q), so);
+                return {{"ns", pr.sim_ns}, {"wall_s", pr.wall_s}, {"hbm_bytes", pr.hbm_bytes},
+                        {"memory_bound", pr.memory_bound()}};
+            }
+            collective::schedule sch;
+            if (q.kind == "send") {
+                sch = collective::build_sends(cfg.multichip.topo, sends, q.bytes);
+            } else {
+                collective::params cp;
+                cp.o = collective::op::allreduce;
+                cp.a = q.kind == "tp_allreduce" ? opt.tp_algo : opt.dp_algo;
+                cp.dt = m.dtype;
+                cp.bytes = q.bytes;
+                sch = collective::build_groups(cfg.multichip.topo, q.kind == "tp_allreduce" ? tp_groups : dp_groups, cp);
+            }
+            tb::collective_options co;
+            co.check = false;
+            co.sim = so;
+            const auto cr = tb::run_schedule(tcfg, sch, co);
+            return {{"ns", cr.sim_ns}, {"wall_s", cr.wall_s}, {"hbm_bytes", 0}, {"memory_bound", false}};
+        });
+    const auto res = run_forked(jobs, opt.jobs, opt.quiet);
+    for (size_t i = 0; i < res.size(); ++i)
+        if (res[i].contains("error"))
+            throw std::runtime_error("train: simulating " + reqs[i].what() + " failed: " +
+                                     res[i]["error"].get<std::string>());
+    r.simulations = reqs.size();
+    r.replayed = uses - reqs.size();
+    for (size_t i = 0; i < res.size(); ++i) {
+        r.sim_wall_s += res[i]["wall_s"].get<double>();
+        const double mib = res[i]["rss_kib"].get<double>() / 1024;
+        if (mib > r.sim_peak_rss_mib) r.sim_peak_rss_mib = mib, r.sim_peak_rss_what = reqs[i].what();
+    }
+    auto ns_of = [&](size_t q) { return res[q]["ns"].get<double>(); };
+
+    auto cost = [&](const use& u) {
+        op_cost c;
+        const auto& j = res[u.req];
+        c.what = reqs[u.req].what();
+        c.kind = reqs[u.req].kind;
+        c.ns = j["ns"].get<double>();
+        c.hbm_bytes = j["hbm_bytes"].get<double>();
+        c.memory_bound = j["memory_bound"].get<bool>();
+        c.wall_s = j["wall_s"].get<double>();
+        if (u.op) c.name = u.op->name, c.count = u.op->count, c.flops = u.op->flops();
+        return c;
+    };
+    auto costs = [&](const std::vector<use>& v) {
+        std::vector<op_cost> o;
+        for (const auto& u : v) o.push_back(cost(u));
+        return o;
+    };
+    r.layer_fwd = costs(fwd[0][0].layers[0]);
+    r.layer_bwd = costs(bwd[0][0].layers[0]);
+    r.head_fwd = costs(fwd[S - 1][0].head);
+    r.head_bwd = costs(bwd[S - 1][0].head);
+    r.embed_fwd = costs(fwd[0][0].embed);
+    if (dp) {
+        r.dp_bucket = cost({nullptr, buckets[0][0]});
+        r.dp_head_bucket = cost({nullptr, buckets[0].back()});
+    }
+    r.adam_layer = cost({nullptr, adam[0][0]});
+    r.adam_head = cost({nullptr, adam[0].back()});
+    for (const auto& j : res)
+        if (j.contains("peak_tflops")) r.peak_tflops_per_chip = j["peak_tflops"].get<double>();
+    r.send_ns = S > 1 ? ns_of(send_req) : 0;
+
+    // Operation times by category.
+    struct tally {
+        double total = 0, compute = 0, memory = 0, tp = 0;
+        void add(const op_cost& c) {
+            const double t = c.ns * c.count;
+            total += t;
+            if (c.kind == "tp_allreduce") tp += t;
+            else if (c.memory_bound) memory += t;
+            else compute += t;
+        }
+    };
+    auto sum = [&](const std::vector<use>& v, tally& t) {
+        for (const auto& u : v) t.add(cost(u));
+    };
+    // Durations: F[s][i], B[s][i]; the backward's layer times (for gradient buckets) of the last micro-batch.
+    r.stages.resize(S);
+    std::vector<std::vector<double>> F(S, std::vector<double>(M)), B(S, std::vector<double>(M));
+    std::vector<tally> busy(S);
+    for (uint32_t s = 0; s < S; ++s)
+        for (uint64_t i = 0; i < M; ++i) {
+            tally f, b;
+            sum(fwd[s][i].embed, f);
+            for (const auto& l : fwd[s][i].layers) sum(l, f);
+            sum(fwd[s][i].head, f);
+            sum(bwd[s][i].head, b);
+            for (const auto& l : bwd[s][i].layers) sum(l, b);
+            F[s][i] = f.total, B[s][i] = b.total;
+            for (const tally* t : {&f, &b}) {
+                busy[s].total += t->total, busy[s].compute += t->compute;
+                busy[s].memory += t->memory, busy[s].tp += t->tp;
+            }
+            if (i == 0) {
+                r.stages[s].fwd_ns = f.total, r.stages[s].bwd_ns = b.total;
+                r.stages[s].compute_ns = f.compute + b.compute;
+                r.stages[s].memory_ns = f.memory + b.memory;
+                r.stages[s].tp_ns = f.tp + b.tp;
+            }
+        }
+
+    const auto spans = schedule_1f1b(F, B, r.send_ns);
+    for (uint32_t s = 0; s < S; ++s) r.stages[s].spans = spans[s];
+
+    // Gradient buckets (last micro-batch's backward: head, then the layers last to first) and Adam.
+    for (uint32_t s = 0; s < S; ++s) {
+        auto& st = r.stages[s];
+        st.pipeline_end_ns = st.spans.back().end_ns;
+        st.bubble_ns = st.pipeline_end_ns - busy[s].total;
+        const auto& last = bwd[s][M - 1];
+        double t = st.spans.back().begin_ns, comm = 0;
+        tally h;
+        sum(last.head, h);
+        t += h.total;
+        std::vector<double> ready;
+        const bool own_head = s == S - 1, own_embed = s == 0;
+        double head_ready = own_head ? t : 0;
+        for (uint32_t l = 0; l < L; ++l) {
+            tally lt;
+            sum(last.layers[l], lt);
+            t += lt.total;
+            ready.push_back(t);
+        }
+        if (own_embed) head_ready = std::max(head_ready, st.pipeline_end_ns);
+        if (dp) {
+            // Buckets go in the order their gradients are ready (the last stage's LM head first, the first stage's
+            // embedding last), one after another on the links.
+            if (own_head || own_embed) ready.push_back(head_ready);
+            std::vector<size_t> by_ready(buckets[s].size());
+            for (size_t k = 0; k < by_ready.size(); ++k) by_ready[k] = k;
+            std::stable_sort(by_ready.begin(), by_ready.end(), [&](size_t a, size_t b) { return ready[a] < ready[b]; });
+            for (size_t k : by_ready) {
+                const double b = std::max(ready[k], comm), e = b + ns_of(buckets[s][k]);
+                st.dp_buckets.push_back({k < L ? "layer " + std::to_string(s * L + L - 1 - k) : "embedding/head", b, e});
+                comm = e;
+            }
+        }
+        st.dp_end_ns = comm;
+        st.dp_exposed_ns = std::max(0.0, comm - st.pipeline_end_ns);
+        for (size_t q : adam[s]) st.optimizer_ns += ns_of(q);
+        st.end_ns = std::max(st.pipeline_end_ns, st.dp_end_ns) + st.optimizer_ns;
+        if (st.end_ns > r.step_ns) r.step_ns = st.end_ns, r.critical_stage = s;
+    }
+    // HBM per chip (estimate; see stage_result).
+    r.hbm_capacity_bytes = double(cfg.chip.hbm.capacity_bytes);
+    for (uint32_t s = 0; s < S; ++s) {
+        auto& st = r.stages[s];
+        st.params = uint64_t(L) * lp.layer_params_per_chip + (s == 0 ? lp.head_params_per_chip : 0) +
+                    (s == S - 1 ? lp.head_params_per_chip : 0);
+        st.state_bytes = 16.0 * double(st.params);
+        st.in_flight = std::min<uint64_t>(S - s, M);
+        const double sq = m.seq, b = p.micro_batch, h = m.hidden, a = m.heads, t = p.tp;
+        const double per_layer = sq * b * h * (10 + 24 / t + 5 * a * sq / (h * t));
+        st.activation_bytes = per_layer * L * double(st.in_flight);
+        if (st.state_bytes + st.activation_bytes > r.hbm_capacity_bytes) r.fits = false;
+    }
+    const auto& cs = r.stages[r.critical_stage];
+    r.compute_ns = busy[r.critical_stage].compute;
+    r.memory_ns = busy[r.critical_stage].memory;
+    r.tp_exposed_ns = busy[r.critical_stage].tp;
+    r.bubble_ns = cs.bubble_ns;
+    r.dp_exposed_ns = cs.dp_exposed_ns;
+    r.optimizer_ns = cs.optimizer_ns;
+    r.tokens_per_s = double(m.global_batch) * m.seq / (r.step_ns * 1e-9);
+    r.model_flops = step_model_flops(m, p, lp);
+    r.mfu = r.peak_tflops_per_chip > 0 ? r.model_flops / (r.step_ns * 1e-9) / (r.peak_tflops_per_chip * 1e12 * r.chips)
+                                       : 0;
+
+    if (!opt.timeline_file.empty()) {
+        tlmx::trace_limits lim;
+        lim.max_events = 2000000;
+        tlmx::trace_event_writer w(lim);
+        auto ps = [](double ns) { return uint64_t(ns * 1000.0 + 0.5); };
+        for (uint32_t s = 0; s < S; ++s)
+            for (uint32_t d = 0; d < p.dp; ++d)
+                for (uint32_t t = 0; t < p.tp; ++t) {
+                    const uint32_t chip = rank(t, d, s);
+                    const auto& st = r.stages[s];
+                    w.process(chip, "chip " + std::to_string(chip) + " (stage " + std::to_string(s) + ", dp " +
+                                        std::to_string(d) + ", tp " + std::to_string(t) + ")");
+                    const size_t pipe = w.track(chip, "pipeline (1F1B)"), ops = w.track(chip, "operations (micro-batch 0)");
+                    const size_t grad = w.track(chip, "gradient all-reduce"), optim = w.track(chip, "optimizer");
+                    for (const auto& sp : st.spans)
+                        w.span(pipe, std::string(1, sp.kind) + std::to_string(sp.micro_batch), "compute", ps(sp.begin_ns),
+                               ps(sp.end_ns), tlmx::trace_args().num("micro_batch", uint64_t(sp.micro_batch)));
+                    for (const auto& sp : st.spans) {
+                        if (sp.micro_batch != 0) continue;
+                        const pass& pa = sp.kind == 'F' ? fwd[s][0] : bwd[s][0];
+                        double at = sp.begin_ns;
+                        auto emit = [&](const std::vector<use>& v, const std::string& prefix) {
+                            for (const auto& u : v) {
+                                const op_cost c = cost(u);
+                                const double e = at + c.ns * c.count;
+                                w.span(ops, prefix + c.name, c.kind, ps(at), ps(e),
+                                       tlmx::trace_args().str("sim", c.what).num("count", uint64_t(c.count)));
+                                at = e;
+                            }
+                        };
+                        if (sp.kind == 'F') {
+                            emit(pa.embed, "");
+                            for (uint32_t l = 0; l < L; ++l) emit(pa.layers[l], "L" + std::to_string(s * L + l) + " ");
+                            emit(pa.head, "");
+                        } else {
+                            emit(pa.head, "");
+                            for (uint32_t l = 0; l < L; ++l)
+                                emit(pa.layers[l], "L" + std::to_string(s * L + L - 1 - l) + " ");
+                        }
+                    }
+                    for (const auto& bk : st.dp_buckets) w.span(grad, bk.name, "comm", ps(bk.begin_ns), ps(bk.end_ns));
+                    const double ob = std::max(st.pipeline_end_ns, st.dp_end_ns);
+                    w.span(optim, "Adam", "compute", ps(ob), ps(ob + st.optimizer_ns));
+                }
+        std::ostringstream f;
+        w.write(f, {{"model", m.name}, {"platform", cfg.preset}, {"replay", opt.replay ? "true" : "false"}});
+        platform::write_file(opt.timeline_file, f.str());
+    }
+    r.wall_s = std::chrono::duration<double>(clock_type::now() - t_start).count();
+    return r;
+}
+
+}  // namespace trnsim::train

@@ -1,0 +1,122 @@
+// One training step of a model on a multi-chip platform under a parallelism plan (train_spec.h), simulated piece
+// by piece and composed (docs/training.md):
+//
+//   1. Every operation of a decoder layer's forward and backward pass on one chip (layer_plan.h) is simulated on
+//      the full chip model of the platform, timing-only: GEMMs through the GEMM compiler on all cores, vector
+//      phases through phase_kernel.h. So are the LM head and embedding of the last and first stage and Adam.
+//   2. Communication is simulated on the whole multi-chip platform: the tensor-parallel all-reduce of every tp
+//      group at once, the data-parallel gradient all-reduce of one layer's bucket in every dp group at once, the
+//      pipeline sends between neighbouring stages of every (data, tensor) rank at once (collective/groups.h), so
+//      groups contend for links and NICs as they do in the step.
+//   3. A stage's forward and backward time per micro-batch is the sum of its operations (each operation waits for
+//      the previous one: no overlap between GEMMs and vector phases; the tp all-reduces sit on the critical path).
+//      The 1F1B schedule orders every stage's forwards and backwards over the micro-batches with the send times
+//      between stages; the gradient all-reduce of each layer starts when the last micro-batch's backward of that
+//      layer is done and runs one bucket after another, overlapping the rest of the backward pass; Adam follows.
+//
+// Sampling (the default, replay): every distinct operation is simulated once and its time replayed for every
+// layer, micro-batch, stage and chip that runs it (all chips of a stage run the same shapes; layers are identical).
+// With replay off, every operation of every layer of every stage and micro-batch is simulated on its own with its
+// own HBM placement (vector phases), which is how a test shows that replay gives the same step.
+// Each simulation runs in its own forked process (SystemC elaborates once per process), `jobs` at a time.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/collective/schedule.h"
+#include "platforms/config/platform_config.h"
+#include "testbench/workloads/train/layer_plan.h"
+#include "testbench/workloads/train/pipeline.h"
+#include "testbench/workloads/train/train_spec.h"
+
+namespace trnsim::train {
+
+struct train_options {
+    bool replay = true;
+    unsigned jobs = 2;                      // simulations running at once
+    collective::algo tp_algo = collective::algo::bidir_ring, dp_algo = collective::algo::bidir_ring;
+    uint32_t steps = 1;                     // steps reported (every step of a plan has the same timing)
+    bool quiet = false;                     // no progress line
+    std::string timeline_file;              // Chrome/Perfetto JSON of every chip's step (empty: none)
+};
+
+// One simulated operation and what it cost.
+struct op_cost {
+    std::string name, what;                 // "fwd.qkv"; "gemm 4096x4096x1536", "phase softmax 16384x4096", ...
+    std::string kind;                       // gemm | phase | tp_allreduce | dp_allreduce | send | adam
+    uint32_t count = 1;                     // instances per use (attention heads)
+    double ns = 0;                          // one instance, simulated
+    double flops = 0;                       // all instances
+    double hbm_bytes = 0;
+    bool memory_bound = false;              // its HBM time bound is at least its compute bound
+    double wall_s = 0;                      // host time of its simulation
+};
+
+struct stage_result {
+    double fwd_ns = 0, bwd_ns = 0;          // one micro-batch (all layers of the stage, head / embedding included)
+    double compute_ns = 0, memory_ns = 0, tp_ns = 0;  // of fwd + bwd per micro-batch: compute-bound ops,
+                                                      // memory-bound ops, tensor-parallel all-reduces
+    double pipeline_end_ns = 0;             // the stage's last backward
+    double bubble_ns = 0;                   // pipeline_end - busy (idle: warm-up, cool-down, waiting for sends)
+    double dp_end_ns = 0, dp_exposed_ns = 0;  // last gradient bucket reduced; the part after the last backward
+    double optimizer_ns = 0, end_ns = 0;
+    // HBM a chip of this stage needs (an estimate, not simulated): parameters with their gradients and Adam state
+    // at 16 B per parameter (model-dtype weight and gradient, FP32 master weight, m, v: mixed-precision Adam), and
+    // the activations 1F1B keeps for its micro-batches in flight (min(P - s, M)), per layer and micro-batch
+    // s b h (10 + 24 / t + 5 a s / (h t)) bytes (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+    // Transformer Models", tensor parallelism without sequence parallelism, no recomputation; 16-bit activations).
+    uint64_t params = 0;
+    double state_bytes = 0, activation_bytes = 0;
+    uint64_t in_flight = 0;
+    std::vector<pipeline_span> spans;       // the 1F1B order
+    struct bucket_span {
+        std::string name;                   // "layer 31", "embedding/head"
+        double begin_ns, end_ns;
+    };
+    std::vector<bucket_span> dp_buckets;    // every gradient bucket, in the order they run
+};
+
+struct train_result {
+    model_spec model;
+    parallel_plan plan;
+    train_options opt;
+    std::string platform;
+    uint32_t chips = 0;
+    uint64_t micro_batches = 0;             // per replica
+    double step_ns = 0;
+    double tokens_per_s = 0;
+    double model_flops = 0;                 // per step, all chips
+    double peak_tflops_per_chip = 0;        // dense, model dtype
+    double mfu = 0;
+    // Breakdown of the critical stage's step (sums to step_ns).
+    double compute_ns = 0, memory_ns = 0, tp_exposed_ns = 0, bubble_ns = 0, dp_exposed_ns = 0, optimizer_ns = 0;
+    uint32_t critical_stage = 0;
+    double send_ns = 0;                     // one pipeline send (all pairs at once)
+    double hbm_capacity_bytes = 0;          // per chip
+    bool fits = true;                       // every stage's state and activations fit HBM
+    std::vector<stage_result> stages;
+    std::vector<op_cost> layer_fwd, layer_bwd, head_fwd, head_bwd, embed_fwd;  // one layer / micro-batch
+    op_cost dp_bucket, dp_head_bucket, adam_layer, adam_head;
+    uint64_t simulations = 0;               // sub-simulations run
+    uint64_t replayed = 0;                  // operation uses served by replaying one of them
+    double sim_wall_s = 0;                  // host seconds summed over the simulations
+    double sim_peak_rss_mib = 0;            // the largest simulation's peak resident memory, and which one
+    std::string sim_peak_rss_what;
+    double wall_s = 0;                      // elapsed
+    std::vector<uint32_t> placement;        // rank -> chip
+    nlohmann::json to_json() const;
+};
+
+// Chip of every rank: the platform's chips in snake order through each server's torus (x fastest, reversing
+// direction every line) and server by server, so consecutive ranks are neighbours.
+std::vector<uint32_t> snake_placement(const collective::topology& t);
+
+// Throws std::invalid_argument (bad plan: names the option) or std::runtime_error (a simulation failed: names it).
+train_result run_train(const platform::platform_config& cfg, const model_spec& m, const parallel_plan& p,
+                       const train_options& opt);
+
+}  // namespace trnsim::train

@@ -1,0 +1,242 @@
+#include "tlm/output_file.h"
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace trnsim::platform {
+
+namespace fs = std::filesystem;
+
+std::string output_file_problem(const std::string& file) {
+    const fs::path p(file);
+    if (file.empty() || p.filename().empty() || p.filename() == "." || p.filename() == "..") return "is not a file name";
+    const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return "directory " + dir.string() + " does not exist";
+    if (fs::is_directory(p, ec)) return "is a directory";
+    struct stat st{};
+    const bool exists = ::stat(file.c_str(), &st) == 0;
+    // A device or FIFO is written in place; anything else is replaced through a temporary in its directory.
+    if (exists && !S_ISREG(st.st_mode)) return ::access(file.c_str(), W_OK) == 0 ? "" : "is not writable";
+    if (::access(dir.c_str(), W_OK) != 0) return "directory " + dir.string() + " is not writable";
+    if (exists && ::access(file.c_str(), W_OK) != 0) return "is not writable";
+    return {};
+}
+
+namespace {
+
+std::string random_suffix() {
+    static std::atomic<uint64_t> counter{0};
+    static const uint64_t seed = std::random_device{}() ^ (uint64_t(::getpid()) << 32);
+    std::mt19937_64 g(seed + counter++ * 0x9e3779b97f4a7c15ull +
+                      uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()));
+    static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    std::string s;
+    for (int i = 0; i < 10; ++i) s += chars[g() % (sizeof chars - 1)];
+    return s;
+}
+
+bool in_place(const std::string& file) {
+    struct stat st{};
+    return ::stat(file.c_str(), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+
+} // namespace
+
+output_file::output_file(std::string target) : m_target(std::move(target)) {
+    if (m_target.empty()) throw output_error("cannot write an output file with an empty name");
+    if (in_place(m_target)) {
+        m_fd = ::open(m_target.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+        if (m_fd < 0) fail("cannot write", errno);
+        return;
+    }
+    const fs::path p(m_target);
+    const std::string dir = p.has_parent_path() ? p.parent_path().string() : std::string(".");
+    // The temporary's mode is the target's if it exists (an executable script stays executable), else 0666 less umask.
+    struct stat st{};
+    const bool exists = ::stat(m_target.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    for (int attempt = 0; attempt < 100 && m_fd < 0; ++attempt) {
+        // At most 200 bytes of the name, so the temporary of a name near the 255-byte limit is still a name.
+        m_tmp = dir + "/." + p.filename().string().substr(0, 200) + "." + random_suffix() + ".tmp";
+        m_fd = ::open(m_tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0666);
+        if (m_fd < 0 && errno != EEXIST) {
+            const int err = errno;
+            m_tmp.clear();
+            fail("cannot write", err);
+        }
+    }
+    if (m_fd < 0) {
+        m_tmp.clear();
+        fail("cannot write", EEXIST);
+    }
+    if (exists) (void)::fchmod(m_fd, st.st_mode & 07777);
+}
+
+output_file::~output_file() { discard(); }
+
+void output_file::fail(const std::string& what, int err) {
+    discard();
+    throw output_error(what + " " + m_target + ": " + std::strerror(err));
+}
+
+void output_file::write(std::string_view data) {
+    if (m_fd < 0) throw output_error("cannot write " + m_target + ": already closed");
+    while (!data.empty()) {
+        const ssize_t n = ::write(m_fd, data.data(), data.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) {  // a non-blocking pipe that is full: wait for the reader
+            ::usleep(1000);
+            continue;
+        }
+        if (n <= 0) fail("cannot write", n < 0 ? errno : EIO);
+        data.remove_prefix(size_t(n));
+    }
+}
+
+void output_file::commit() {
+    if (m_fd < 0) throw output_error("cannot write " + m_target + ": already closed");
+    if (!m_tmp.empty() && ::fsync(m_fd) != 0) fail("cannot write", errno);
+    const int fd = m_fd;
+    m_fd = -1;
+    if (::close(fd) != 0) fail("cannot write", errno);
+    if (m_tmp.empty()) return;
+    if (::rename(m_tmp.c_str(), m_target.c_str()) != 0) fail("cannot write", errno);
+    m_tmp.clear();
+}
+
+void output_file::discard() {
+    if (m_fd >= 0) ::close(m_fd);
+    m_fd = -1;
+    if (!m_tmp.empty()) ::unlink(m_tmp.c_str());
+    m_tmp.clear();
+}
+
+void write_file(const std::string& file, std::string_view text) {
+    output_file out(file);
+    out.write(text);
+    out.commit();
+}
+
+// ---- captured_output ----
+
+captured_output::captured_output(std::string target, const std::string& library_suffix)
+    : m_target(std::move(target)), m_out(std::make_unique<output_file>(m_target)) {
+    // The FIFO lives in a private directory under $TMPDIR, or /tmp if that cannot hold one.
+    const char* t = std::getenv("TMPDIR");
+    std::string tmpl;
+    for (const std::string& base : {std::string(t && *t ? t : "/tmp"), std::string("/tmp")}) {
+        tmpl = base + "/trnsim-XXXXXX";
+        if (::mkdtemp(tmpl.data())) break;
+        tmpl.clear();
+    }
+    if (tmpl.empty())
+        throw output_error("cannot write " + m_target + ": cannot create a temporary directory in $TMPDIR or /tmp: " +
+                           std::strerror(errno));
+    m_dir = tmpl;
+    m_library_name = m_dir + "/out";
+    m_fifo = m_library_name + library_suffix;
+    int fd = -1;
+    if (::mkfifo(m_fifo.c_str(), 0600) == 0) fd = ::open(m_fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        const int err = errno;
+        ::unlink(m_fifo.c_str());
+        ::rmdir(m_dir.c_str());
+        throw output_error("cannot write " + m_target + ": cannot create a FIFO in " + m_dir + ": " + std::strerror(err));
+    }
+    // The read end is open before the library opens the FIFO (so a writer opening it non-blocking finds a reader).
+    // Linux reports POLLHUP on a FIFO only once a writer has come and gone, so poll() waits for the first writer.
+    m_reader = std::thread([this, fd] {
+        char buf[1 << 16];
+        while (true) {
+            pollfd p{fd, POLLIN, 0};
+            if (::poll(&p, 1, -1) < 0) {
+                if (errno == EINTR) continue;
+                if (m_error.empty()) m_error = "cannot write " + m_target + ": " + std::strerror(errno);
+                break;
+            }
+            const ssize_t n = ::read(fd, buf, sizeof buf);
+            if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+            if (n == 0 && !(p.revents & POLLHUP)) continue;
+            if (n <= 0) break;  // every writer has closed (or a read error, which cannot happen on a pipe)
+            if (!m_error.empty()) continue;  // keep draining so the library's writer never blocks
+            try {
+                m_out->write(std::string_view(buf, size_t(n)));
+            } catch (const std::exception& e) {
+                m_error = e.what();
+            }
+        }
+        ::close(fd);
+        m_done = true;
+    });
+}
+
+void captured_output::stop_reader() {
+    if (!m_reader.joinable()) return;
+    if (!m_done) {  // the library never opened the FIFO: a writer that comes and goes ends the reader's stream
+        const int fd = ::open(m_fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd >= 0) ::close(fd);
+    }
+    m_reader.join();
+    ::unlink(m_fifo.c_str());
+    ::rmdir(m_dir.c_str());
+}
+
+void captured_output::finish() {
+    stop_reader();
+    if (!m_error.empty()) {
+        m_out->discard();
+        throw output_error(m_error);
+    }
+    m_out->commit();
+}
+
+captured_output::~captured_output() {
+    stop_reader();
+    m_out->discard();
+}
+
+// ---- same_file_problem ----
+
+namespace {
+
+// Identity of a file for comparison: "" for a device, FIFO or what cannot be resolved (left to the other checks).
+std::string identity(const std::string& path) {
+    struct stat st{};
+    if (::stat(path.c_str(), &st) == 0) {
+        if (!S_ISREG(st.st_mode)) return {};
+        return "inode " + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+    }
+    const fs::path p(path);
+    std::error_code ec;
+    const fs::path dir = fs::canonical(p.has_parent_path() ? p.parent_path() : fs::path("."), ec);
+    if (ec) return {};
+    return "path " + (dir / p.filename()).string();
+}
+
+} // namespace
+
+std::string same_file_problem(const std::vector<named_file>& files) {
+    std::vector<std::string> ids;
+    for (const auto& f : files) ids.push_back(identity(f.path));
+    for (size_t j = 0; j < files.size(); ++j)
+        for (size_t i = 0; i < j; ++i) {
+            if (ids[i].empty() || ids[i] != ids[j] || (!files[i].output && !files[j].output)) continue;
+            const named_file& a = files[i].output ? files[i] : files[j];  // an output
+            const named_file& b = &a == &files[i] ? files[j] : files[i];
+            const std::string what = a.option + " " + a.path + " is the same file as " + b.option + " " + b.path;
+            return b.output ? what + ": one output would overwrite the other" : what + ": the run would overwrite its input";
+        }
+    return {};
+}
+
+} // namespace trnsim::platform
