@@ -6,6 +6,7 @@
 
 #include "apps/cosim.h"
 #include "apps/report.h"
+#include "platforms/single_chip/factories.h"
 #include "testbench/observe/chip_waves.h"
 
 namespace trnsim::app {
@@ -95,6 +96,7 @@ void observers::hook(tb::gemm_options& opt) {
     opt.on_finished = [this](platform::chip& chip) {
         (void)chip;
         if (!m_wave_file.empty()) {
+            platform::rtl_finish_waves();  // throws when a waveform cannot be written whole
             m_summary += "  RTL waveforms   " + m_wave_file + " (RTL signals), " + te::wave_wrapper_file(m_wave_file) +
                          " (transactor signals) of " + m_wave_what +
                          "; further traced engines insert their name (--wave-cores selects the cores)\n";

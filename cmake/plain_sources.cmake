@@ -12,7 +12,8 @@ get_filename_component(TRNSIM_PLAIN_ROOT ${CMAKE_CURRENT_LIST_DIR}/.. ABSOLUTE)
 
 set(TRNSIM_CONFIG_SRC ${TRNSIM_PLAIN_ROOT}/tlm/config/config_node.cpp              # trnsim_config: the JSON reader
     ${TRNSIM_PLAIN_ROOT}/tlm/config/preset.cpp                                         # the preset resolver
-    ${TRNSIM_PLAIN_ROOT}/tlm/output_file.cpp)                                          # and the output file writer
+    ${TRNSIM_PLAIN_ROOT}/tlm/output_file.cpp                                           # the output file writer
+    ${TRNSIM_PLAIN_ROOT}/tlm/wave_check.cpp)                                           # and its FST check
 set(TRNSIM_STATS_SRC ${TRNSIM_PLAIN_ROOT}/tlm/stats.cpp)                       # trnsim_stats: the statistics tree
 file(GLOB TRNSIM_NUMERICS_SRC CONFIGURE_DEPENDS ${TRNSIM_PLAIN_ROOT}/models/numerics/*.cpp)  # trnsim_numerics
 # trnsim_hbm_dram: memspec, address mapping, timing checker, schedulers, page policies, refresh, pseudo-channel

@@ -8,6 +8,10 @@
 #include <filesystem>
 #include <random>
 
+#include <climits>
+#include <csignal>
+#include <fstream>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
@@ -51,6 +55,60 @@ bool in_place(const std::string& file) {
     return ::stat(file.c_str(), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
 }
 
+// Temporaries to remove when the process is stopped by SIGINT, SIGTERM or SIGHUP (a killed run leaves no hidden
+// .FILE.xxxx.tmp behind): fixed slots, so the handler neither allocates nor locks. Files are unlinked first, then
+// directories removed. The handlers are installed with the first temporary, only for signals the program leaves at
+// their default action; after cleaning up, the signal is raised again with its default action (same exit status).
+constexpr int cleanup_slots = 64;
+struct cleanup_entry {
+    std::atomic<int> state{0};  // 0 free, 1 being filled, 2 armed
+    bool dir = false;
+    char path[PATH_MAX] = {};
+};
+cleanup_entry g_cleanup[cleanup_slots];
+
+extern "C" void remove_temporaries_and_reraise(int sig) {
+    for (auto& e : g_cleanup)
+        if (e.state.load() == 2 && !e.dir) ::unlink(e.path);
+    for (auto& e : g_cleanup)
+        if (e.state.load() == 2 && e.dir) ::rmdir(e.path);
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+}
+
+void install_cleanup_handlers() {
+    static std::atomic<bool> installed{false};
+    if (installed.exchange(true)) return;
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
+        struct sigaction old{};
+        if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;  // the program's own
+        struct sigaction sa{};
+        sa.sa_handler = remove_temporaries_and_reraise;
+        sigemptyset(&sa.sa_mask);
+        ::sigaction(sig, &sa, nullptr);
+    }
+}
+
+// The slot armed for `path`, or -1 (no slot free, or a path too long: then it is not removed on a signal).
+int arm_cleanup(const std::string& path, bool dir) {
+    if (path.size() >= PATH_MAX) return -1;
+    install_cleanup_handlers();
+    for (int i = 0; i < cleanup_slots; ++i) {
+        int free_slot = 0;
+        if (!g_cleanup[i].state.compare_exchange_strong(free_slot, 1)) continue;
+        g_cleanup[i].dir = dir;
+        std::memcpy(g_cleanup[i].path, path.c_str(), path.size() + 1);
+        g_cleanup[i].state.store(2);
+        return i;
+    }
+    return -1;
+}
+
+void disarm_cleanup(int& slot) {
+    if (slot >= 0) g_cleanup[slot].state.store(0);
+    slot = -1;
+}
+
 } // namespace
 
 output_file::output_file(std::string target) : m_target(std::move(target)) {
@@ -79,6 +137,7 @@ output_file::output_file(std::string target) : m_target(std::move(target)) {
         m_tmp.clear();
         fail("cannot write", EEXIST);
     }
+    m_cleanup_slot = arm_cleanup(m_tmp, false);
     if (exists) (void)::fchmod(m_fd, st.st_mode & 07777);
 }
 
@@ -111,6 +170,7 @@ void output_file::commit() {
     if (::close(fd) != 0) fail("cannot write", errno);
     if (m_tmp.empty()) return;
     if (::rename(m_tmp.c_str(), m_target.c_str()) != 0) fail("cannot write", errno);
+    disarm_cleanup(m_cleanup_slot);
     m_tmp.clear();
 }
 
@@ -118,6 +178,7 @@ void output_file::discard() {
     if (m_fd >= 0) ::close(m_fd);
     m_fd = -1;
     if (!m_tmp.empty()) ::unlink(m_tmp.c_str());
+    disarm_cleanup(m_cleanup_slot);
     m_tmp.clear();
 }
 
@@ -129,9 +190,9 @@ void write_file(const std::string& file, std::string_view text) {
 
 // ---- captured_output ----
 
-captured_output::captured_output(std::string target, const std::string& library_suffix)
-    : m_target(std::move(target)), m_out(std::make_unique<output_file>(m_target)) {
-    // The FIFO lives in a private directory under $TMPDIR, or /tmp if that cannot hold one.
+captured_output::captured_output(std::string target, const std::string& library_suffix, capture_mode mode)
+    : m_target(std::move(target)), m_mode(mode), m_out(std::make_unique<output_file>(m_target)) {
+    // The private directory lives under $TMPDIR, or /tmp if that cannot hold one.
     const char* t = std::getenv("TMPDIR");
     std::string tmpl;
     for (const std::string& base : {std::string(t && *t ? t : "/tmp"), std::string("/tmp")}) {
@@ -144,13 +205,20 @@ captured_output::captured_output(std::string target, const std::string& library_
                            std::strerror(errno));
     m_dir = tmpl;
     m_library_name = m_dir + "/out";
-    m_fifo = m_library_name + library_suffix;
+    m_file = m_library_name + library_suffix;
+    // What the signal-time cleanup removes: the library's file (and the FST writer's hierarchy spool), then the
+    // directory.
+    for (const std::string& f : {m_file, m_file + ".hier"}) m_cleanup_slots.push_back(arm_cleanup(f, false));
+    m_cleanup_slots.push_back(arm_cleanup(m_dir, true));
+    if (m_mode == capture_mode::spool) {
+        m_done = true;
+        return;
+    }
     int fd = -1;
-    if (::mkfifo(m_fifo.c_str(), 0600) == 0) fd = ::open(m_fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (::mkfifo(m_file.c_str(), 0600) == 0) fd = ::open(m_file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         const int err = errno;
-        ::unlink(m_fifo.c_str());
-        ::rmdir(m_dir.c_str());
+        remove_private_dir();
         throw output_error("cannot write " + m_target + ": cannot create a FIFO in " + m_dir + ": " + std::strerror(err));
     }
     // The read end is open before the library opens the FIFO (so a writer opening it non-blocking finds a reader).
@@ -183,16 +251,42 @@ captured_output::captured_output(std::string target, const std::string& library_
 void captured_output::stop_reader() {
     if (!m_reader.joinable()) return;
     if (!m_done) {  // the library never opened the FIFO: a writer that comes and goes ends the reader's stream
-        const int fd = ::open(m_fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        const int fd = ::open(m_file.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
         if (fd >= 0) ::close(fd);
     }
     m_reader.join();
-    ::unlink(m_fifo.c_str());
-    ::rmdir(m_dir.c_str());
 }
 
-void captured_output::finish() {
+void captured_output::remove_private_dir() {
+    if (m_dir.empty()) return;
+    ::unlink(m_file.c_str());
+    ::unlink((m_file + ".hier").c_str());
+    ::rmdir(m_dir.c_str());
+    for (int& slot : m_cleanup_slots) disarm_cleanup(slot);
+    m_dir.clear();
+}
+
+void captured_output::finish(const std::function<std::string(const std::string& file)>& check) {
     stop_reader();
+    if (m_mode == capture_mode::spool && m_error.empty()) {
+        struct stat st{};
+        const std::string why = ::lstat(m_file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)
+                                    ? std::string("the writer produced no file")
+                                    : check ? check(m_file) : std::string();
+        if (!why.empty()) m_error = "cannot write " + m_target + ": " + why;
+        std::ifstream in(m_file, std::ios::binary);
+        std::vector<char> buf(1 << 20);
+        while (m_error.empty() && in) {
+            in.read(buf.data(), std::streamsize(buf.size()));
+            try {
+                m_out->write(std::string_view(buf.data(), size_t(in.gcount())));
+            } catch (const std::exception& e) {
+                m_error = e.what();
+            }
+        }
+        if (m_error.empty() && in.bad()) m_error = "cannot write " + m_target + ": cannot read back " + m_file;
+    }
+    remove_private_dir();
     if (!m_error.empty()) {
         m_out->discard();
         throw output_error(m_error);
@@ -202,6 +296,7 @@ void captured_output::finish() {
 
 captured_output::~captured_output() {
     stop_reader();
+    remove_private_dir();
     m_out->discard();
 }
 

@@ -1,16 +1,19 @@
 // Every file the simulator writes goes through here (statistics, timelines, sweep manifests / rows / results, Slurm
-// files, VCD waveforms), so that an output can never destroy data:
+// files, VCD and FST waveforms), so that an output can never destroy data:
 // - a regular file (or a new one) is written to a unique temporary in the same directory, created exclusively
 //   (O_CREAT | O_EXCL | O_NOFOLLOW, a random name: a planted link is never followed, a user's FILE.tmp never
 //   touched, two runs writing one output never share a temporary), written, flushed, checked, then renamed over the
 //   target: the target holds the old or the whole new content, never a part;
 // - a device or FIFO (/dev/null, /dev/stdout, a pipe) is written in place, never replaced;
+// - a run stopped by SIGINT, SIGTERM or SIGHUP removes its temporaries (SIGKILL cannot be caught: a killed run may
+//   leave a .FILE.xxxxxxxxxx.tmp beside FILE, never a damaged FILE);
 // - every failure is an exception naming the file and the system's reason ("cannot write x.json: No space left on
 //   device").
 // Also: whether an output can be written at all (checked before a run), and whether two files named on one command
 // line are the same file (an output over an input, two outputs on one file). Plain C++ (POSIX), no SystemC.
 #pragma once
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -44,34 +47,50 @@ private:
     [[noreturn]] void fail(const std::string& what, int err);
     std::string m_target, m_tmp;  // m_tmp empty: written in place (a device or FIFO)
     int m_fd = -1;
+    int m_cleanup_slot = -1;  // m_tmp's entry for the signal-time cleanup
 };
 
 // The whole of `text` into `file` through output_file.
 void write_file(const std::string& file, std::string_view text);
 
-// For a library that writes a file by name and hides its write errors (SystemC's VCD writer, which also appends
-// ".vcd" to the name): it writes into a FIFO in a private temporary directory, a thread copies what arrives into an
-// output_file of the real target. finish() after the library has closed its file: commits (or throws the first
-// write error); destroyed without finish(), nothing is written.
+// For a library that writes a file by name and hides its write errors (SystemC's and Verilator's VCD writers; SystemC
+// also appends ".vcd" to the name; Verilator's FST writer, which also seeks in its file). The library writes into a
+// private temporary directory (mkdtemp, mode 0700, under $TMPDIR or /tmp):
+// - stream: into a FIFO there; a thread copies what arrives into an output_file of the real target, so every write
+//   error is seen;
+// - spool (a library that seeks): into a regular file there; finish() checks it with the caller's check (which
+//   tells a truncated file: the library ignores "disk full") and copies it into an output_file of the target.
+// finish() after the library has closed its file: commits (or throws the first write error or the check's
+// complaint); destroyed without finish(), nothing is written and the target is left as it was. The temporaries
+// (the output_file's, the directory and what the library leaves in it) are removed on SIGINT, SIGTERM and SIGHUP
+// too, unless the program handles those signals itself.
+enum class capture_mode { stream, spool };
+
 class captured_output {
 public:
     // `library_suffix`: what the library appends to the name it is given (".vcd"). The library must have closed
     // its file before finish() or the destructor.
-    captured_output(std::string target, const std::string& library_suffix);
+    captured_output(std::string target, const std::string& library_suffix,
+                    capture_mode mode = capture_mode::stream);
     ~captured_output();
     captured_output(const captured_output&) = delete;
     captured_output& operator=(const captured_output&) = delete;
     // The name to give the library (without the suffix it appends).
     const std::string& library_name() const { return m_library_name; }
-    void finish();
+    const std::string& target() const { return m_target; }
+    // `check` (spool mode): "" when the library's file is whole, else what is wrong with it.
+    void finish(const std::function<std::string(const std::string& file)>& check = {});
 
 private:
     void stop_reader();
-    std::string m_target, m_dir, m_fifo, m_library_name;
+    void remove_private_dir();
+    std::string m_target, m_dir, m_file, m_library_name;  // m_file: the FIFO or the spooled file
+    capture_mode m_mode;
     std::unique_ptr<output_file> m_out;
     std::string m_error;  // the reader's first write error
     std::atomic<bool> m_done{false};  // the reader has finished
     std::thread m_reader;
+    std::vector<int> m_cleanup_slots;  // the private directory's entries for the signal-time cleanup
 };
 
 // A file named on the command line (or by a config): the option that named it, its path, and whether it is written.

@@ -37,6 +37,9 @@ public:
     // transactor's SystemC signals and state (sc_trace into <file without extension>.wrapper.vcd); call after
     // elaboration, before the simulation starts. Without a call nothing is traced.
     virtual void open_trace(const std::string& file) = 0;
+    // Closes the waveforms and writes them to their files; throws platform::output_error naming the file that could
+    // not be written (the others are written). Without a call (an error ended the run) no file is replaced.
+    virtual void finish_trace() = 0;
     virtual uint64_t cycles() const = 0;  // clock cycles the model was evaluated (not clocked while idle)
 };
 

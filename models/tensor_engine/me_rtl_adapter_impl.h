@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -23,6 +24,7 @@
 #include "models/numerics/dtype.h"
 #include "models/tensor_engine/te_config.h"
 #include "tlm/output_file.h"
+#include "tlm/wave_check.h"
 #include "models/tensor_engine/me_rtl_adapter.h"
 
 namespace trnsim::rtl {
@@ -126,31 +128,53 @@ public:
                 return;
             }
         }
-        bool opened = false;
-#if VM_TRACE_FST
-        if (ext == "fst") {
-            m_fst = std::make_unique<VerilatedFstSc>();
-            m_top.trace(m_fst.get(), 99);
-            m_fst->open(file.c_str());
-            opened = true;
-        }
-#endif
-#if VM_TRACE_VCD
-        if (ext == "vcd") {
-            m_vcd = std::make_unique<VerilatedVcdSc>();
-            m_top.trace(m_vcd.get(), 99);
-            m_vcd->open(file.c_str());
-            opened = true;
-        }
-#endif
-        if (!opened) {
+        if (ext != build().trace_format) {
             std::ostringstream os;
             os << "cannot write waveform '" << file << "': the RTL was built with "
                << (*build().trace_format ? build().trace_format : "no") << " trace support (TRNSIM_RTL_TRACE)";
             SC_REPORT_ERROR(name(), os.str().c_str());
             return;
         }
-        open_wrapper_trace(wrapper.substr(0, wrapper.size() - 4));  // SystemC adds the .vcd
+        // Neither Verilator's writers nor SystemC's report write errors, and the FST writer seeks in its file: they
+        // write into a private directory (tlm/output_file.h, captured_output), the FST file spooled and checked at
+        // finish_trace(), the VCDs streamed; the targets are replaced only when the whole file was written.
+        try {
+            m_wave_out = std::make_unique<platform::captured_output>(
+                file, "", ext == "fst" ? platform::capture_mode::spool : platform::capture_mode::stream);
+            m_wrapper_out = std::make_unique<platform::captured_output>(wrapper, ".vcd");
+        } catch (const platform::output_error& e) {
+            SC_REPORT_ERROR(name(), e.what());
+            return;
+        }
+#if VM_TRACE_FST
+        m_fst = std::make_unique<VerilatedFstSc>();
+        m_top.trace(m_fst.get(), 99);
+        m_fst->open(m_wave_out->library_name().c_str());
+#endif
+#if VM_TRACE_VCD
+        m_vcd = std::make_unique<VerilatedVcdSc>();
+        m_top.trace(m_vcd.get(), 99);
+        m_vcd->open(m_wave_out->library_name().c_str());
+#endif
+        open_wrapper_trace(m_wrapper_out->library_name());  // SystemC adds the .vcd
+    }
+
+    void finish_trace() override {
+        close_trace();
+        using check_fn = std::function<std::string(const std::string&)>;
+        std::string err;
+        const auto finish = [&err](std::unique_ptr<platform::captured_output>& out, const check_fn& check) {
+            if (!out) return;
+            try {
+                out->finish(check);
+            } catch (const platform::output_error& e) {
+                if (err.empty()) err = e.what();
+            }
+            out.reset();
+        };
+        finish(m_wave_out, std::string(build().trace_format) == "fst" ? check_fn(platform::fst_file_problem) : check_fn());
+        finish(m_wrapper_out, {});
+        if (!err.empty()) throw platform::output_error(err);
     }
 
 private:
@@ -417,6 +441,8 @@ private:
     sc_core::sc_time m_last_edge = sc_core::SC_ZERO_TIME;
     sc_core::sc_event m_accept_ev, m_submit_ev, m_wake_ev;
     sc_core::sc_trace_file* m_sc_trace = nullptr;  // the wrapper's signals (VCD)
+    // Where the waveforms go (declared before the writers: destroyed after them, when the writers have closed).
+    std::unique_ptr<platform::captured_output> m_wave_out, m_wrapper_out;
 #if VM_TRACE_FST
     std::unique_ptr<VerilatedFstSc> m_fst;
 #endif

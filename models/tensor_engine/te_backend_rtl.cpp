@@ -88,4 +88,8 @@ void te_backend_rtl::submit(te_job&& job) {
 
 uint64_t te_backend_rtl::cycles() const { return m_rtl->cycles(); }
 
+void te_backend_rtl::finish_waves() {
+    if (!m_cfg.wave_file.empty()) m_rtl->finish_trace();
+}
+
 } // namespace trnsim::te

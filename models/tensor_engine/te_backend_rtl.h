@@ -34,6 +34,10 @@ public:
 
     uint64_t cycles() const;  // RTL clock cycles simulated so far
 
+    // Writes the RTL and transactor waveforms (chip.core.te.wave) to their files once the run has ended; throws
+    // platform::output_error when one cannot be written whole. Nothing to do without a waveform.
+    void finish_waves();
+
 private:
     void start_of_simulation() override;
 

@@ -40,5 +40,8 @@ bool rtl_build_params(te::te_config& cfg);
 std::string rtl_trace_format();
 // RTL clock cycles an RTL back end made by make_te_backend has simulated (0 for any other module).
 uint64_t rtl_clocked_cycles(const sc_core::sc_module* backend);
+// Writes the waveforms of every RTL back end of the simulation (chip.core.te.wave), in hierarchy order, once the
+// run has ended; throws platform::output_error with the first file that could not be written whole.
+void rtl_finish_waves();
 
 } // namespace trnsim::platform

@@ -1,6 +1,7 @@
 // Built with the RTL co-simulation (library trnsim_rtl): the Verilated matrix engine back end.
 #include "models/tensor_engine/te_backend_rtl.h"
 #include "tlm/config/config_node.h"
+#include "tlm/output_file.h"
 #include "platforms/single_chip/factories.h"
 #include "models/tensor_engine/me_rtl_adapter.h"
 
@@ -14,6 +15,29 @@ std::vector<numerics::dtype> rtl_dtypes() { return rtl::me_rtl_build_params().dt
 uint64_t rtl_clocked_cycles(const sc_core::sc_module* backend) {
     auto* b = dynamic_cast<const te::te_backend_rtl*>(backend);
     return b ? b->cycles() : 0;
+}
+
+namespace {
+
+void finish_waves_under(const std::vector<sc_core::sc_object*>& objs, std::string& err) {
+    for (sc_core::sc_object* o : objs) {
+        if (auto* b = dynamic_cast<te::te_backend_rtl*>(o)) {
+            try {
+                b->finish_waves();
+            } catch (const output_error& e) {
+                if (err.empty()) err = e.what();
+            }
+        }
+        finish_waves_under(o->get_child_objects(), err);
+    }
+}
+
+} // namespace
+
+void rtl_finish_waves() {
+    std::string err;
+    finish_waves_under(sc_core::sc_get_top_level_objects(), err);
+    if (!err.empty()) throw output_error(err);
 }
 
 bool rtl_build_params(te::te_config& cfg) {

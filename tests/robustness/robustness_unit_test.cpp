@@ -16,6 +16,7 @@
 #include "models/dma/dma_descriptor.h"
 #include "tlm/config/config_node.h"
 #include "tlm/output_file.h"
+#include "tlm/wave_check.h"
 #include "platforms/config/platform_config.h"
 #include "tlm/fault.h"
 
@@ -295,6 +296,82 @@ TEST_CASE("captured_output: a library's file by name, exactly the target, its wr
     }
     CHECK(slurp(d / "W.VCD") == std::string(300000, 'v'));
     CHECK(entries(d) == 2);
+    fs::remove_all(d);
+}
+
+namespace {
+// A file with the block structure of an FST file (tlm/wave_check.h): a header block, value changes, geometry and
+// a hierarchy block, each a type byte and a big-endian length that counts its own 8 bytes.
+std::string fst_block(uint8_t type, size_t payload) {
+    std::string b(1, char(type));
+    const uint64_t len = payload + 8;
+    for (int i = 7; i >= 0; --i) b += char((len >> (8 * i)) & 0xff);
+    return b + std::string(payload, 'x');
+}
+std::string fst_like() { return fst_block(0, 321) + fst_block(8, 1000) + fst_block(3, 40) + fst_block(6, 200); }
+} // namespace
+
+TEST_CASE("fst_file_problem: a whole file passes, every truncation and an unfinished block are named", "[robustness]") {
+    const fs::path d = fresh_dir("fst");
+    const std::string whole = fst_like();
+    spit(d / "w.fst", whole);
+    CHECK(platform::fst_file_problem((d / "w.fst").string()).empty());
+    for (size_t cut = 0; cut < whole.size(); ++cut) {  // a writer stopped by a full disk: any prefix
+        spit(d / "t.fst", whole.substr(0, cut));
+        INFO("cut at " << cut);
+        CHECK_FALSE(platform::fst_file_problem((d / "t.fst").string()).empty());
+    }
+    spit(d / "t.fst", whole.substr(0, 1 + 8 + 321 + 10));
+    CHECK(platform::fst_file_problem((d / "t.fst").string()) ==
+          "block 1 at byte 330 runs past the end of the file (1008 bytes after its type byte, 9 left)");
+    std::string skip = whole;
+    skip[330] = char(255);
+    spit(d / "t.fst", skip);
+    CHECK(platform::fst_file_problem((d / "t.fst").string()) ==
+          "block 1 at byte 330 was never finished (the writer stopped while writing it)");
+    spit(d / "t.fst", fst_block(0, 321) + fst_block(8, 1000) + fst_block(3, 40));
+    CHECK(platform::fst_file_problem((d / "t.fst").string()) ==
+          "the FST file has no hierarchy block (the writer did not close it)");
+    spit(d / "t.fst", "$date\n");
+    CHECK(platform::fst_file_problem((d / "t.fst").string()) == "the file does not start with an FST header block");
+    fs::remove_all(d);
+}
+
+TEST_CASE("captured_output spool: a seeking library's file, checked, then copied; a bad file is refused", "[robustness]") {
+    const fs::path d = fresh_dir("spool");
+    const auto check = [](const std::string& f) { return platform::fst_file_problem(f); };
+    auto library_writes = [](const platform::captured_output& c, const std::string& text, bool hier) {
+        FILE* f = std::fopen(c.library_name().c_str(), "w+b");
+        REQUIRE(f);
+        std::fputs(std::string(text.size(), '?').c_str(), f);  // written, then rewritten in place (as fstapi does)
+        std::fseek(f, 0, SEEK_SET);
+        std::fwrite(text.data(), 1, text.size(), f);
+        std::fclose(f);
+        if (hier) std::fclose(std::fopen((c.library_name() + ".hier").c_str(), "w"));  // the hierarchy spool
+    };
+    {
+        platform::captured_output c((d / "w.fst").string(), "", platform::capture_mode::spool);
+        library_writes(c, fst_like(), true);
+        c.finish(check);
+    }
+    CHECK(slurp(d / "w.fst") == fst_like());
+    spit(d / "old.fst", "old");
+    {
+        platform::captured_output c((d / "old.fst").string(), "", platform::capture_mode::spool);
+        library_writes(c, fst_like().substr(0, 700), false);
+        REQUIRE_THROWS_WITH(c.finish(check), StartsWith("cannot write " + (d / "old.fst").string() + ": block 1 at byte 330"));
+    }
+    CHECK(slurp(d / "old.fst") == "old");
+    {
+        platform::captured_output c((d / "old.fst").string(), "", platform::capture_mode::spool);
+        REQUIRE_THROWS_WITH(c.finish(check), Contains("the writer produced no file"));
+    }
+    {
+        platform::captured_output c("/dev/full", "", platform::capture_mode::spool);
+        library_writes(c, fst_like(), false);
+        REQUIRE_THROWS_WITH(c.finish(check), "cannot write /dev/full: No space left on device");
+    }
+    CHECK(entries(d) == 2);  // w.fst, old.fst: no temporary beside them
     fs::remove_all(d);
 }
 

@@ -254,6 +254,7 @@ cosim_result run_cosim(const cosim_options& opt) {
     if (opt.tiles > 0) sc_core::sc_start();
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
+    if (!opt.wave.empty()) platform::rtl_finish_waves();  // throws when a waveform cannot be written whole
     cosim_result r = sb.result();
     r.wall_s = wall;
     r.rtl_clocked = platform::rtl_clocked_cycles(rtl.module.get());
