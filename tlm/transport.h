@@ -15,19 +15,21 @@ namespace trnsim::tlmx {
 
 // Blocking transport of one pooled payload; returns its response status. `delay` is the initiator's local time
 // offset, advanced by the path's annotation (LT style). `ext`, if given, is heap-allocated and owned by the payload.
+// `data` nullptr: a timing-only transaction, nothing copied (the payload still addresses a pooled buffer of `len`
+// bytes, which the timing-only targets of such a run neither read nor write).
 template <class Socket, class Ext = tlm::tlm_extension_base>
 tlm::tlm_response_status transport(Socket& socket, payload_pool& pool, tlm::tlm_command cmd, uint64_t addr, void* data,
                                    uint64_t len, sc_core::sc_time& delay, Ext* ext = nullptr) {
     tlm::tlm_generic_payload* gp = pool.acquire(len);
     gp->set_command(cmd);
     gp->set_address(addr);
-    if (cmd == tlm::TLM_WRITE_COMMAND) std::memcpy(gp->get_data_ptr(), data, len);
+    if (cmd == tlm::TLM_WRITE_COMMAND && data) std::memcpy(gp->get_data_ptr(), data, len);
     if constexpr (!std::is_same_v<Ext, tlm::tlm_extension_base>) {
         if (ext) gp->set_extension(ext);
     }
     socket->b_transport(*gp, delay);
     auto status = gp->get_response_status();
-    if (cmd == tlm::TLM_READ_COMMAND && status == tlm::TLM_OK_RESPONSE) std::memcpy(data, gp->get_data_ptr(), len);
+    if (cmd == tlm::TLM_READ_COMMAND && status == tlm::TLM_OK_RESPONSE && data) std::memcpy(data, gp->get_data_ptr(), len);
     gp->release();
     return status;
 }

@@ -40,10 +40,9 @@ void te_backend_model::submit(te_job&& job) {
     job.done = s.done;
     m_pending.push_back({std::move(job), {}});
     te_job& j = m_pending.back().job;
-    // Timing-only: zeros (a fresh buffer is zero-filled; a recycled one is all zeros already, as nothing computes
-    // into it in this mode), so the result costs no fill per MATMUL.
-    if (!m_cfg.functional) j.out.resize(size_t(j.m) * j.n);
-    else if (m_pool) m_pending.back().result = m_pool->run([&j] { compute(j); });  // deque keeps j in place
+    // Timing-only: no result (the tensor engine carries no bytes in this mode, the PSUM stores nothing).
+    if (!m_cfg.functional) {
+    } else if (m_pool) m_pending.back().result = m_pool->run([&j] { compute(j); });  // deque keeps j in place
     else compute(j);
     m_pushed.notify();
     // Accepted when its weights start loading (the background weight buffer is free).

@@ -50,8 +50,8 @@ void tensor_engine::read_rows(uint64_t addr, uint64_t stride, uint64_t plane, ui
         const uint32_t n = std::min(plane_rows, rows - r0);
         sc_core::sc_time d = base;
         const uint64_t a = addr + p * plane;
-        auto st = tlmx::transport(out, m_pool, tlm::TLM_READ_COMMAND, a, dst + r0 * row_bytes, n * row_bytes, d,
-                                  new tlmx::ext_strided(n, stride));
+        auto st = tlmx::transport(out, m_pool, tlm::TLM_READ_COMMAND, a, dst ? dst + r0 * row_bytes : nullptr,
+                                  n * row_bytes, d, new tlmx::ext_strided(n, stride));
         delay = std::max(delay, d);
         if (st != tlm::TLM_OK_RESPONSE) {
             std::string msg = "operand read of " + std::to_string(n) + " rows x " + std::to_string(row_bytes) +
@@ -73,11 +73,19 @@ void tensor_engine::matmul(const matmul_args& a, std::function<void()> on_done) 
     job.k = a.k;
     job.m = a.m;
     job.n = a.n;
-    job.stationary.resize(size_t(a.k) * a.m * es);
-    job.moving.resize(size_t(a.k) * a.n * es);
+    // Timing-only MATMULs of the C++ model carry no bytes: the SBUF reads and the PSUM write are the same
+    // transactions (same addresses, lengths, bank reservations) with nothing copied (the memories of a timing-only
+    // run store nothing). The RTL computes on real pins, so its operands are always read.
+    const bool data = carries_data();
+    if (data) {
+        job.stationary.resize(size_t(a.k) * a.m * es);
+        job.moving.resize(size_t(a.k) * a.n * es);
+    }
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    read_rows(a.s_addr, a.s_stride, a.s_plane, a.plane_rows, a.k, uint64_t(a.m) * es, job.stationary.data(), delay);
-    read_rows(a.x_addr, a.x_stride, a.x_plane, a.plane_rows, a.k, uint64_t(a.n) * es, job.moving.data(), delay);
+    read_rows(a.s_addr, a.s_stride, a.s_plane, a.plane_rows, a.k, uint64_t(a.m) * es,
+              data ? job.stationary.data() : nullptr, delay);
+    read_rows(a.x_addr, a.x_stride, a.x_plane, a.plane_rows, a.k, uint64_t(a.n) * es,
+              data ? job.moving.data() : nullptr, delay);
     // The moving operand streams from SBUF while the array runs; only the stationary read must precede the
     // weight load. The SBUF read of both still occupies the SBUF bank ports (contention is accounted there).
     if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
@@ -122,14 +130,14 @@ void tensor_engine::writeback_thread() {
             tlm::tlm_generic_payload* gp = m_pool.acquire(uint64_t(a.m) * a.n * 4);
             gp->set_command(tlm::TLM_WRITE_COMMAND);
             gp->set_address(a.y_addr);
-            std::memcpy(gp->get_data_ptr(), f.job.out.data(), gp->get_data_length());
+            if (carries_data()) std::memcpy(gp->get_data_ptr(), f.job.out.data(), gp->get_data_length());
             gp->set_extension(new tlmx::ext_strided(a.m, a.y_stride));
             gp->set_extension(new tlmx::ext_accumulate);
             out->b_transport(*gp, delay);
             st = gp->get_response_status();
             gp->release();
         } else {
-            st = tlmx::transport(out, m_pool, tlm::TLM_WRITE_COMMAND, a.y_addr, f.job.out.data(),
+            st = tlmx::transport(out, m_pool, tlm::TLM_WRITE_COMMAND, a.y_addr, carries_data() ? f.job.out.data() : nullptr,
                                  uint64_t(a.m) * a.n * 4, delay, new tlmx::ext_strided(a.m, a.y_stride));
         }
         if (st != tlm::TLM_OK_RESPONSE) {

@@ -70,6 +70,8 @@ private:
     // Operand and result buffers of written-back jobs, reused by the next MATMULs: a tile of the same shape then
     // needs no allocation and no zero fill (every element is overwritten by the SBUF read or the back end).
     std::vector<te_job> m_spare;
+    // Whether MATMULs carry operand and result bytes: functional runs and the RTL back end (which computes on pins).
+    bool carries_data() const { return m_cfg.functional || m_cfg.impl == te_impl::rtl; }
     sc_core::sc_event m_done_ev;
     uint64_t m_next_id = 0;
     tlmx::observer_list<matmul_event> m_observers;

@@ -15,8 +15,9 @@ namespace trnsim::tb {
 std::vector<float> golden_gemm(const std::vector<float>& at, const std::vector<float>& b, uint64_t m, uint64_t k,
                                uint64_t n, uint64_t k_group, unsigned threads = 2, double progress_after_s = 0);
 
-// Double-precision dot product for element (i, j).
-double fp64_reference(const std::vector<float>& at, const std::vector<float>& b, uint64_t m, uint64_t k, uint64_t n,
-                      uint64_t i, uint64_t j);
+// Double-precision dot products of the elements `idx` (row-major indices i * n + j into C), each summed in k order:
+// one pass over K for all of them (the operands' rows stay in cache), the same values as one element at a time.
+std::vector<double> fp64_reference(const std::vector<float>& at, const std::vector<float>& b, uint64_t m, uint64_t k,
+                                   uint64_t n, const std::vector<uint64_t>& idx);
 
 } // namespace trnsim::tb
