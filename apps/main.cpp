@@ -38,7 +38,8 @@ const char* RUN_USAGE = R"(trnsim run [--preset NAME | --config FILE] [--set key
            program: --program FILE.json
            attention|mlp|decoder|adam: [--seq S] [--hidden H] [--heads N] [--ffn F] [--norm rms|layer] [--forward-only]
                  [--no-causal] [--rows R] [--cols C] [--step T] [--lr LR] [--seed S]
-           [--no-check] [--stats FILE.json [--no-wall-time]] [--wall-limit SECONDS] [--stall-limit-us US] [--quiet]
+           [--timing-only | --no-check] [--stats FILE.json [--no-wall-time]] [--wall-limit SECONDS] [--stall-limit-us US]
+           [--quiet]
   simulates a workload on one chip and prints a report (a server / cluster preset runs with trnsim collective or
   trnsim train)
   defaults: --preset trn2 --workload gemm --m 1024 --k 1024 --n 1024 --dtype bf16 --seed 1
@@ -46,6 +47,8 @@ const char* RUN_USAGE = R"(trnsim run [--preset NAME | --config FILE] [--set key
   --fault injects a fault (see tests/robustness), e.g. hbm.channel3:disable,policy=remap  core0.dma2:error,after=10
   --wave traces core 0's RTL engine (--wave-cores picks others: one file each, tens of MB and a slower run per core)
   --wall-limit / --stall-limit-us stop a run after that much wall time / simulated time without progress
+  --timing-only (= --set sim.functional=false) stores and computes no data: the same transactions, timing and
+  statistics, no result check
   --no-wall-time leaves wall-clock times out of --stats (byte-identical files for the same config and seed)
 )";
 
@@ -57,7 +60,7 @@ const app::option_set RUN_OPTIONS = {
      "timeline", "timeline-max-events", "timeline-window", "vcd", "wave", "wave-cores", "fault", "program",
      "stall-limit-us", "seq",
      "hidden", "heads", "ffn", "rows", "cols", "step", "lr", "norm"},
-    {"no-check", "quiet", "timeline-noc", "no-wall-time", "forward-only", "no-causal"},
+    {"no-check", "quiet", "timeline-noc", "no-wall-time", "forward-only", "no-causal", "timing-only"},
     {"set", "fault"}};
 
 // The options only the gemm workload reads (its observers).
@@ -70,7 +73,15 @@ platform::platform_config load_cfg(const app::args& a) {
     std::string what = a.has("config") ? a.str("config", "") : a.str("preset", "trn2");
     // --config names a file even without a directory or a .json suffix.
     if (a.has("config") && what.find('/') == std::string::npos) what = "./" + what;
-    auto cfg = platform::load_platform(what, a.list("set"), a.list("fault"), dir);
+    std::vector<std::string> sets = a.list("set");
+    if (a.has("timing-only")) {  // the same model, no data stored or computed (collective's flag)
+        for (const auto& s : sets)
+            if (s.rfind("sim.functional=", 0) == 0)
+                throw app::usage_error("--timing-only sets sim.functional=false: drop --set " + s);
+        a.refuse({"seed"}, "applies to real data, not --timing-only");
+        sets.push_back("sim.functional=false");
+    }
+    auto cfg = platform::load_platform(what, sets, a.list("fault"), dir);
     app::require_single_chip(cfg, (a.has("config") ? "--config " : "--preset ") + what, "trnsim run",
                              (a.has("config") ? "--config " : "--platform ") + what);
     return cfg;

@@ -20,7 +20,7 @@ public:
     // returns the time its last byte arrives (end of occupancy + latency).
     uint64_t reserve(uint64_t now_ps, uint64_t bytes) {
         uint64_t start = std::max(now_ps, m_free_ps);
-        auto dur = uint64_t(std::llround(double(bytes) * m_ps_per_byte));
+        auto dur = round_ps(double(bytes) * m_ps_per_byte);
         m_free_ps = start + dur;
         m_busy_ps += dur;
         m_bytes += bytes;
@@ -34,6 +34,13 @@ public:
     uint64_t transfers() const { return m_transfers; }
     uint64_t wait_ps() const { return m_wait_ps; }  // total time transfers queued behind others
     uint64_t free_at_ps() const { return m_free_ps; }
+
+    // std::llround for the non-negative durations here (half away from zero), without the library call: x - floor(x)
+    // is exact for x < 2^52.
+    static uint64_t round_ps(double x) {
+        const double f = std::floor(x);
+        return uint64_t(f) + (x - f >= 0.5 ? 1 : 0);
+    }
 
 private:
     double m_ps_per_byte = 0;

@@ -85,3 +85,8 @@ cli_test(report_one_core 0 "^  platform +trn2 \\(trn2\\): 1 core, TE 128x128 .* 
          run --set chip.cores=1 --m 64 --k 64 --n 64 --quiet)
 cli_test(report_one_block 0 "^  tiling .*accumulators, 1 block$" run --m 64 --k 64 --n 64 --quiet)
 cli_test(report_time_in_us 0 "^  simulated time  [0-9]+\\.[0-9][0-9][0-9] us$" run --m 1024 --k 1024 --n 1024 --quiet)
+# run --timing-only: sim.functional=false by a flag (as collective's); what contradicts it is refused.
+cli_test(run_timing_only_report 0 "result check +none: timing-only run" run --timing-only --m 64 --k 64 --n 64)
+cli_test(run_timing_only_vs_set 2 "^trnsim run: --timing-only sets sim.functional=false: drop --set sim.functional=true$"
+         run --timing-only --set sim.functional=true)
+cli_test(run_timing_only_seed 2 "^trnsim run: --seed applies to real data, not --timing-only$" run --timing-only --seed 3)

@@ -1,10 +1,11 @@
 #!/bin/sh
-# same_timing.sh TRNSIM OUTDIR ARGS...: a functional run and a timing-only run (sim.functional=false) of the same
-# workload must give identical simulated time and identical statistics.
+# same_timing.sh TRNSIM OUTDIR ARGS...: a functional run and a timing-only run (--timing-only, which is
+# sim.functional=false: no bytes stored, copied or computed) of the same workload must give identical simulated time
+# and identical statistics, every one of them: the timing-only run is the fast path of the same model.
 set -e
 trnsim=$1; out=$2; shift 2
 "$trnsim" run --quiet "$@" --stats "$out/functional.json" >/dev/null
-"$trnsim" run --quiet "$@" --set sim.functional=false --stats "$out/timing.json" >/dev/null
+"$trnsim" run --quiet "$@" --timing-only --stats "$out/timing.json" >/dev/null
 python3 - "$out/functional.json" "$out/timing.json" <<'PY'
 import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:3])

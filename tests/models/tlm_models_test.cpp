@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <numeric>
+#include <random>
 
 #include "models/dma/dma_engine.h"
 #include "models/hbm/hbm_simple.h"
@@ -12,10 +13,22 @@
 #include "tlm/ext_accumulate.h"
 #include "tlm/memory.h"
 #include "tlm/router.h"
+#include "tlm/time.h"
 
 using namespace trnsim;
 using sc_core::sc_time;
 using sc_core::SC_NS;
+
+TEST_CASE("time conversions: the resolution is 1 ps and to_ps / from_ps are exact", "[tlm][time]") {
+    REQUIRE(sc_core::sc_get_time_resolution() == sc_core::sc_time(1, sc_core::SC_PS));
+    std::mt19937_64 g(3);
+    for (int i = 0; i < 100000; ++i) {
+        const uint64_t ps = g() % 1000000000000000ull;  // below 1000 s
+        const sc_core::sc_time t(double(ps), sc_core::SC_PS);  // what the conversions replaced
+        REQUIRE(tlmx::from_ps(ps) == t);
+        REQUIRE(tlmx::to_ps(t) == uint64_t(t.to_seconds() * 1e12 + 0.5));
+    }
+}
 
 TEST_CASE("router decodes, subtracts bases, and answers unmapped addresses with an address error", "[tlm][router]") {
     tlmx::memory_config mc;

@@ -1,7 +1,9 @@
 // Plain-C++ infrastructure: address map, bandwidth port, statistics, DMA descriptors, config reader, TE timing.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
+#include <random>
 
 #include "models/dma/dma_descriptor.h"
 #include "models/tensor_engine/pe_array.h"
@@ -37,6 +39,19 @@ TEST_CASE("bandwidth port serialises transfers", "[tlm]") {
     REQUIRE(p.reserve(2000000, 2) == 2001000 + 1000);      // idle port: no queueing
     REQUIRE(p.busy_ps() == 1001000);
     REQUIRE(p.bytes() == 2002);
+}
+
+TEST_CASE("bandwidth port rounding is std::llround's for every duration", "[tlm]") {
+    // The hot path rounds without the library call; it must agree with llround (half away from zero) everywhere,
+    // halves and the doubles next to them included.
+    std::mt19937_64 g(7);
+    for (int i = 0; i < 200000; ++i) {
+        const double x = i < 100000 ? std::ldexp(double(g() >> 11), -int(g() % 40)) : double(g() % 4000000) / 2.0;
+        for (const double v : {x, std::nextafter(x, 0.0), std::nextafter(x, 1e300)}) {
+            INFO(v);
+            REQUIRE(tlmx::bw_port::round_ps(v) == uint64_t(std::llround(v)));
+        }
+    }
 }
 
 TEST_CASE("statistics: counters, formulas, histograms, groups", "[tlm]") {
