@@ -31,7 +31,7 @@ public:
         auto* in = static_cast<const uint8_t*>(src);
         while (len) {
             uint64_t off = addr & (PAGE_SIZE - 1), n = std::min(len, PAGE_SIZE - off);
-            std::memcpy(page(addr >> PAGE_BITS) + off, in, n);
+            std::memcpy(page(addr >> PAGE_BITS, n == PAGE_SIZE) + off, in, n);
             addr += n; in += n; len -= n;
         }
     }
@@ -43,9 +43,10 @@ public:
     uint64_t resident_bytes() const { return m_pages.size() * PAGE_SIZE; }
 
 private:
-    uint8_t* page(uint64_t idx) {
+    // A new page is zero-filled unless the caller is about to overwrite all of it.
+    uint8_t* page(uint64_t idx, bool whole = false) {
         auto& p = m_pages[idx];
-        if (!p) p.reset(new uint8_t[PAGE_SIZE]());
+        if (!p) p.reset(whole ? new uint8_t[PAGE_SIZE] : new uint8_t[PAGE_SIZE]());
         return p.get();
     }
     uint64_t m_size;
