@@ -203,12 +203,19 @@ uint16_t fp32_to_fp16(float f) { return enc_fp16(bits_of(f)); }
 uint32_t fp32_to_tf32(float f) { return enc_tf32(bits_of(f)); }
 uint8_t fp32_to_e4m3(float f) { return enc_e4m3(bits_of(f)); }
 uint8_t fp32_to_e5m2(float f) { return enc_e5m2(bits_of(f)); }
+// FP4 E2M1 (OCP MX): no Inf, no NaN; finite overflow, Inf and NaN saturate to 6 (a block holding Inf or NaN gets a
+// NaN scale instead, mx.h).
+uint8_t fp32_to_e2m1(float f) { return static_cast<uint8_t>(enc_narrow<2, 1, 1, 0x7u, 0x7u, 0x7u, 0x7u>(bits_of(f))); }
 
 float bf16_to_fp32(uint16_t h) { return float_of(static_cast<uint32_t>(h) << 16); }
 float fp16_to_fp32(uint16_t h) { return float_of(dec_narrow<5, 10, 15, false>(h)); }
 float tf32_to_fp32(uint32_t v) { return float_of(v & tf32_mask); }
 float e4m3_to_fp32(uint8_t v) { return float_of(dec_narrow<4, 3, 7, true>(v)); }
 float e5m2_to_fp32(uint8_t v) { return float_of(dec_narrow<5, 2, 15, false>(v)); }
+float e2m1_to_fp32(uint8_t v) {
+    static constexpr float mag[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};  // S.EE.M, bias 1
+    return (v & 0x8u) ? -mag[v & 0x7u] : mag[v & 0x7u];
+}
 
 float quantize(dtype t, float f) {
     switch (t) {

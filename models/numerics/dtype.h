@@ -44,11 +44,13 @@ uint16_t fp32_to_fp16(float f);
 uint32_t fp32_to_tf32(float f);
 uint8_t fp32_to_e4m3(float f);
 uint8_t fp32_to_e5m2(float f);
+uint8_t fp32_to_e2m1(float f);  // FP4 E2M1 (the MXFP4 element, mx.h): low nibble, RNE, saturating to +-6
 float bf16_to_fp32(uint16_t h);
 float fp16_to_fp32(uint16_t h);
 float tf32_to_fp32(uint32_t v);
 float e4m3_to_fp32(uint8_t v);
 float e5m2_to_fp32(uint8_t v);
+float e2m1_to_fp32(uint8_t v);  // low nibble
 
 // Rounds f to the nearest value representable in t, returned as FP32 (encode then decode).
 float quantize(dtype t, float f);
