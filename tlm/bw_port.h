@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
+#include <map>
 
 namespace trnsim::tlmx {
 
@@ -46,6 +48,70 @@ private:
     double m_ps_per_byte = 0;
     uint64_t m_latency_ps = 0;
     uint64_t m_free_ps = 0, m_busy_ps = 0, m_bytes = 0, m_transfers = 0, m_wait_ps = 0;
+};
+
+// A bandwidth port whose reservations fill idle gaps: a transfer starts at the earliest time >= now_ps at which the
+// port is idle for the whole of its duration, even if transfers reserved earlier (in call order) start later.
+// For a resource that loosely-timed initiators reserve out of time order: a write arriving over a link carries a
+// delay of microseconds, and with bw_port's single free pointer it would make every later-called but earlier-timed
+// access queue behind it, leaving the port idle meanwhile. Busy intervals are kept merged; forget_before(t) drops
+// those that end before t (call it with the current simulated time: no reservation can start earlier).
+class gap_port {
+public:
+    explicit gap_port(double bytes_per_ns = 0) { m_ps_per_byte = bytes_per_ns > 0 ? 1000.0 / bytes_per_ns : 0.0; }
+
+    // Reserves the transfer; returns its end. `start` (if given) gets its start.
+    uint64_t reserve(uint64_t now_ps, uint64_t bytes, uint64_t* start_out = nullptr) {
+        const uint64_t dur = bw_port::round_ps(double(bytes) * m_ps_per_byte);
+        uint64_t t = now_ps;
+        // The first busy interval that ends after t (intervals are disjoint and sorted, so their ends are too).
+        auto it = m_busy.upper_bound(t);
+        if (it != m_busy.begin() && std::prev(it)->second > t) --it;
+        while (it != m_busy.end() && it->first < t + dur) {  // overlaps [t, t + dur): start after it
+            t = std::max(t, it->second);
+            ++it;
+        }
+        if (dur > 0) insert(t, t + dur);
+        m_busy_ps += dur;
+        m_bytes += bytes;
+        ++m_transfers;
+        m_wait_ps += t - now_ps;
+        m_last_end = std::max(m_last_end, t + dur);
+        if (start_out) *start_out = t;
+        return t + dur;
+    }
+    void forget_before(uint64_t t) {
+        while (!m_busy.empty() && m_busy.begin()->second < t) m_busy.erase(m_busy.begin());
+    }
+
+    uint64_t busy_ps() const { return m_busy_ps; }
+    uint64_t bytes() const { return m_bytes; }
+    uint64_t transfers() const { return m_transfers; }
+    uint64_t wait_ps() const { return m_wait_ps; }
+    uint64_t free_at_ps() const { return m_last_end; }  // the end of the latest reservation
+    size_t intervals() const { return m_busy.size(); }
+
+private:
+    // Adds [a, b) (idle before: the caller found the gap), merging with the intervals it touches.
+    void insert(uint64_t a, uint64_t b) {
+        auto next = m_busy.lower_bound(a);
+        if (next != m_busy.end() && next->first == b) {
+            b = next->second;
+            next = m_busy.erase(next);
+        }
+        if (next != m_busy.begin()) {
+            auto prev = std::prev(next);
+            if (prev->second == a) {
+                prev->second = b;
+                return;
+            }
+        }
+        m_busy.emplace_hint(next, a, b);
+    }
+
+    double m_ps_per_byte = 0;
+    std::map<uint64_t, uint64_t> m_busy;  // start -> end
+    uint64_t m_busy_ps = 0, m_bytes = 0, m_transfers = 0, m_wait_ps = 0, m_last_end = 0;
 };
 
 } // namespace trnsim::tlmx

@@ -11,7 +11,7 @@ namespace trnsim::hbm {
 hbm_simple::hbm_simple(sc_core::sc_module_name name, const hbm_config& cfg)
     : hbm_model(name, cfg.functional, cfg.faults, cfg.channels()), m_cfg(cfg), m_store(cfg.capacity_bytes),
       m_stats(basename()) {
-    m_channels.resize(cfg.channels(), tlmx::bw_port(cfg.bandwidth_gbps / cfg.channels(), 0));
+    m_channels.resize(cfg.channels(), tlmx::gap_port(cfg.bandwidth_gbps / cfg.channels()));
     m_stats.add(m_bytes_read);
     m_stats.add(m_bytes_written);
     m_stats.add(m_requests);
@@ -54,12 +54,14 @@ void hbm_simple::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& del
     ++m_requests;
     // Each interleave block goes to its channel; the transaction completes when its last block does.
     uint64_t done = now;
+    const uint64_t horizon = tlmx::to_ps(sc_core::sc_time_stamp());  // no later call reserves before this
     for (uint64_t off = 0, i = 0; off < n; ++i) {
         uint64_t addr = a + off, len = std::min(n - off, blk - addr % blk);
         const size_t ci = touched[i];  // the serving channel (after remap faults)
         auto& ch = m_channels[ci];
-        const uint64_t begin = std::max(now, ch.free_at_ps());
-        const uint64_t end = ch.reserve(now, len);
+        ch.forget_before(horizon);
+        uint64_t begin = 0;
+        const uint64_t end = ch.reserve(now, len, &begin);
         done = std::max(done, end);
         off += len;
         if (!m_observers.empty()) m_observers.notify({uint32_t(ci), addr, len, gp.is_read(), begin, end});

@@ -28,7 +28,7 @@ private:
 
     hbm_config m_cfg;
     tlmx::sparse_store m_store;
-    std::vector<tlmx::bw_port> m_channels;
+    std::vector<tlmx::gap_port> m_channels;  // reservations fill gaps (remote writes arrive out of time order)
     std::vector<size_t> m_touched;  // scratch: channels of the current transaction's blocks
     stats::group m_stats;
     stats::counter m_bytes_read{"bytes_read", "B", "bytes read"};
