@@ -242,6 +242,10 @@ int cmd_collective(const args& a) {
               << "\n";
     std::cout << "  schedule        " << r.steps << " steps (" << r.copies << " copies, " << r.reduces
               << " reduces), " << fmt("%.1f", double(r.copy_bytes) / 1048576.0) << " MiB moved by DMA\n";
+    if (r.lowered_dma)
+        std::cout << "  full chips      lowered to " << r.lowered_dma << " DMA and " << r.lowered_vector
+                  << " Vector Engine instructions, " << r.remote_signals
+                  << " semaphore-register signals between cores and chips\n";
     std::cout << "  simulated time  " << time_str(r.sim_ns) << "\n";
     double bf = collective::bus_factor(p.o, n);
     std::cout << "  algbw           " << fmt("%.2f GB/s", r.algbw_gbps) << "\n";
@@ -277,7 +281,9 @@ int cmd_collective(const args& a) {
         j["result"] = {{"sim_ns", r.sim_ns},       {"algbw_gbps", r.algbw_gbps}, {"busbw_gbps", r.busbw_gbps},
                        {"bus_factor", bf},         {"steps", r.steps},           {"copies", r.copies},
                        {"reduces", r.reduces},     {"copy_bytes", r.copy_bytes}, {"wall_s", r.wall_s},
-                       {"checked", r.checked},     {"pass", r.pass},             {"mismatches", r.mismatches}};
+                       {"checked", r.checked},     {"pass", r.pass},             {"mismatches", r.mismatches},
+                       {"full_chips", r.lowered_dma > 0},   {"lowered_dma", r.lowered_dma},
+                       {"lowered_vector", r.lowered_vector}, {"semaphore_signals", r.remote_signals}};
         for (const auto& u : r.util)
             j["utilisation"][u.kind] = {{"count", u.count}, {"max", u.max}, {"avg", u.avg}, {"bytes", u.bytes},
                                         {"queued_ns", u.wait_ns}};

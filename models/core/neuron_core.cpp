@@ -1,19 +1,30 @@
 #include "models/core/neuron_core.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
+
+#include "tlm/ext_error.h"
 
 namespace trnsim::core {
 
 neuron_core::neuron_core(sc_core::sc_module_name name, const core_config& cfg, te::te_backend_if& backend,
                          const std::vector<tlmx::fault_spec>& faults)
-    : sc_module(name), local("local"), sbuf("sbuf", cfg.sbuf), psum("psum", cfg.psum), m_cfg(cfg),
+    : sc_module(name), local("local"), sbuf("sbuf", cfg.sbuf), psum("psum", cfg.psum), sem_regs("sem_regs"), m_cfg(cfg),
       m_te("te", cfg.te, backend), m_ve("vector", cfg.vector, cfg.sbuf.partitions),
       m_se("scalar", cfg.scalar, cfg.sbuf.partitions), m_stats(basename()) {
     local.map(cfg.sbuf_base, cfg.sbuf.size(), 0, std::string(basename()) + ".sbuf");
     local.map(cfg.psum_base, cfg.psum.size(), 1, std::string(basename()) + ".psum");
+    local.map(cfg.sem_base, core_config::SEM_WINDOW_BYTES, 2, std::string(basename()) + ".semaphores");
     local.out.bind(sbuf.in);
     local.out.bind(psum.in);
+    local.out.bind(sem_regs);
+    sem_regs.register_b_transport(this, &neuron_core::sem_transport);
+    sem_regs.register_transport_dbg(this, &neuron_core::sem_debug);
+    SC_HAS_PROCESS(neuron_core);
+    SC_METHOD(apply_register_writes);
+    sensitive << m_register_due;
+    dont_initialize();
     m_te.out.bind(local.in);
     m_ve.out.bind(local.in);
     m_se.out.bind(local.in);
@@ -33,6 +44,7 @@ neuron_core::neuron_core(sc_core::sc_module_name name, const core_config& cfg, t
         for (uint32_t s = 0; s < cfg.traced_semaphores; ++s)
             m_sem_waves.push_back(std::make_unique<sc_core::sc_signal<uint64_t, sc_core::SC_UNCHECKED_WRITERS>>(
                 ("sem" + std::to_string(s)).c_str()));
+    m_stats.add(m_register_signals);
     m_stats.add(m_dma_instructions);
     m_stats.add(m_checksums);
     m_stats.add(m_checksum_bytes);
@@ -122,9 +134,81 @@ void neuron_core::signal(int32_t sem) {
     m_last_completion = sc_core::sc_time_stamp();
     if (sem < 0) return;
     --m_in_flight_signals[size_t(sem)];
-    ++m_sems[size_t(sem)].value;
-    m_sems[size_t(sem)].changed.notify();
-    if (size_t(sem) < m_sem_waves.size()) m_sem_waves[size_t(sem)]->write(m_sems[size_t(sem)].value);
+    bump(uint32_t(sem));
+}
+
+void neuron_core::bump(uint32_t sem) {
+    ++m_sems[sem].value;
+    m_sems[sem].changed.notify();
+    if (sem < m_sem_waves.size()) m_sem_waves[sem]->write(m_sems[sem].value);
+}
+
+// The registers a transaction covers, or false (with the response set) if it is not a whole number of registers of
+// the loaded program's semaphores.
+bool neuron_core::sem_access(tlm::tlm_generic_payload& gp, uint32_t& first, uint32_t& count) {
+    const uint64_t a = gp.get_address(), len = gp.get_data_length(), w = core_config::SEM_REGISTER_BYTES;
+    if (a % w || len % w || len == 0 || gp.get_byte_enable_ptr() || gp.get_streaming_width() < len) {
+        gp.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+        return false;
+    }
+    if (a / w + len / w > m_sems.size()) {
+        gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        return false;
+    }
+    first = uint32_t(a / w);
+    count = uint32_t(len / w);
+    return true;
+}
+
+void neuron_core::sem_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
+    uint32_t first = 0, count = 0;
+    if (!sem_access(gp, first, count)) {
+        tlmx::set_error(gp, gp.get_response_status(),
+                        std::string(name()) + ".sem_regs: " +
+                            (gp.get_response_status() == tlm::TLM_ADDRESS_ERROR_RESPONSE
+                                 ? "beyond the " + std::to_string(m_sems.size()) + " semaphores of the loaded program"
+                                 : "not whole 8-byte registers"));
+        return;
+    }
+    if (gp.is_read()) {
+        sem_debug(gp);
+    } else if (gp.is_write()) {
+        const sc_core::sc_time at = sc_core::sc_time_stamp() + delay;
+        for (uint32_t s = first; s < first + count; ++s) {
+            m_register_writes.emplace_back(at, s);
+            std::push_heap(m_register_writes.begin(), m_register_writes.end(), std::greater<>());
+        }
+        m_register_due.notify(delay);
+    } else {
+        gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+        return;
+    }
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+unsigned neuron_core::sem_debug(tlm::tlm_generic_payload& gp) {
+    uint32_t first = 0, count = 0;
+    if (!gp.is_read() || !sem_access(gp, first, count)) return 0;
+    for (uint32_t k = 0; k < count; ++k) {
+        uint64_t v = m_sems[first + k].value;
+        for (unsigned b = 0; b < core_config::SEM_REGISTER_BYTES; ++b)
+            gp.get_data_ptr()[k * core_config::SEM_REGISTER_BYTES + b] = uint8_t(v >> (8 * b));
+    }
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    return unsigned(count * core_config::SEM_REGISTER_BYTES);
+}
+
+void neuron_core::apply_register_writes() {
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    while (!m_register_writes.empty() && m_register_writes.front().first <= now) {
+        const uint32_t s = m_register_writes.front().second;
+        std::pop_heap(m_register_writes.begin(), m_register_writes.end(), std::greater<>());
+        m_register_writes.pop_back();
+        ++m_register_signals;
+        m_last_completion = now;
+        bump(s);
+    }
+    if (!m_register_writes.empty()) m_register_due.notify(m_register_writes.front().first - now);
 }
 
 void neuron_core::trace(sc_core::sc_trace_file* tf) const {
@@ -230,10 +314,14 @@ std::vector<std::string> neuron_core::stuck() const {
             for (const auto& o : m_queues)
                 for (size_t i = o.pc; i < o.instrs->size(); ++i)
                     if ((*o.instrs)[i].signal == int32_t(sem)) ++pending;
-            if (m_sems[sem].value + pending < q.waiting->value)
+            pending += uint64_t(std::count_if(m_register_writes.begin(), m_register_writes.end(),
+                                              [&](const auto& w) { return w.second == sem; }));
+            const bool short_of = m_sems[sem].value + pending < q.waiting->value;
+            if (short_of)
                 s += pending ? "; only " + std::to_string(pending) + " unfinished instructions signal it" :
                                "; no unfinished instruction signals it";
             s += ")";
+            if (short_of) s += ", and no write to its register (core-local " + tlmx::hex(m_cfg.sem_register(sem)) + ") is on its way";
         }
         out.push_back(s);
     }

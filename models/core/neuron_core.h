@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <systemc>
+#include <tlm_utils/simple_target_socket.h>
 
 #include "models/core/core_config.h"
 #include "models/core/instruction.h"
@@ -39,6 +40,7 @@ public:
     sram::sram sbuf;
     sram::sram psum;
     std::vector<std::unique_ptr<dma::dma_engine>> dma;  // initiators: bind out to the chip interconnect
+    tlm_utils::simple_target_socket<neuron_core> sem_regs;  // the semaphore registers (core_config::sem_base)
 
     // `backend` computes the Tensor Engine's MATMULs (C++ model or RTL), owned by the platform.
     // `faults`: specs aimed at this core, targets relative to it ("dma2": one engine, "dma": all of them).
@@ -61,6 +63,7 @@ public:
     stats::group& stats() { return m_stats; }
     void observe(tlmx::observer_list<queue_event>::callback cb) { m_observers.add(std::move(cb)); }
     size_t queues() const { return m_queues.size(); }
+    uint64_t semaphore_value(uint32_t s) const { return s < m_sems.size() ? m_sems[s].value : 0; }
     // Adds the core's signals (semaphores, and its engines') to a waveform; nothing when sim.signals is off.
     void trace(sc_core::sc_trace_file* tf) const;
 
@@ -77,6 +80,14 @@ private:
     };
     void wait_for(queue_state& q, const instruction& in);
     void signal(int32_t sem);
+    void bump(uint32_t sem);
+    // Semaphore register writes land at the time their delay annotates: a min-heap of (time, semaphore).
+    void sem_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    unsigned sem_debug(tlm::tlm_generic_payload& gp);
+    bool sem_access(tlm::tlm_generic_payload& gp, uint32_t& first, uint32_t& count);
+    void apply_register_writes();
+    std::vector<std::pair<sc_core::sc_time, uint32_t>> m_register_writes;
+    sc_core::sc_event m_register_due;
     void te_thread();
     void dma_thread(size_t queue);
     void vec_thread(size_t queue, ve::vector_engine& eng, opcode op);
@@ -97,6 +108,8 @@ private:
     std::vector<uint64_t> m_in_flight_signals;  // per semaphore: issued instructions that will signal it
     sc_core::sc_time m_last_completion;
     stats::group m_stats;
+    stats::counter m_register_signals{"register_signals", "count",
+                                      "semaphore increments by writes to the semaphore registers (remote signals)"};
     stats::counter m_dma_instructions{"dma_instructions", "count", "DMA instructions completed"};
     stats::counter m_checksums{"checksums_verified", "count", "DMA instructions whose end-to-end checksum matched"};
     stats::counter m_checksum_bytes{"checksum_bytes", "B", "bytes covered by verified checksums"};

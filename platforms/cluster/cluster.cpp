@@ -12,11 +12,6 @@ multichip_platform::multichip_platform(sc_core::sc_module_name name, const platf
     if (mc.kind == platform_kind::single_chip)
         throw std::invalid_argument("platform '" + cfg.preset + "' is a single chip (\"platform\": \"single_chip\"), "
                                     "not a server or cluster");
-    for (size_t i = 0; i < mc.full_chip.size(); ++i)
-        if (mc.full_chip[i])
-            throw std::invalid_argument("chips.model / chips.full: chip " + std::to_string(i) +
-                                        " asks for the full chip model, which multi-chip platforms cannot host yet "
-                                        "(docs/multichip.md); use \"light\"");
     std::string e;
     for (int d = 0; d < 3; ++d)
         if (!(e = mc.links[size_t(d)].check()).empty())
@@ -26,7 +21,7 @@ multichip_platform::multichip_platform(sc_core::sc_module_name name, const platf
         throw std::invalid_argument("cluster.network: " + e);
     for (uint32_t s = 0; s < mc.topo.servers; ++s) {
         std::string n = "server" + std::to_string(s);
-        servers.push_back(std::make_unique<server>(n.c_str(), mc, s));
+        servers.push_back(std::make_unique<server>(n.c_str(), mc, cfg.chip, s));
         m_stats.add(servers.back()->stats());
     }
     if (mc.kind == platform_kind::cluster) {
@@ -35,8 +30,8 @@ multichip_platform::multichip_platform(sc_core::sc_module_name name, const platf
         // Chip order: the network's i-th in/out binding is chip i.
         for (auto& s : servers)
             for (auto& c : s->chips) {
-                c->router.bind_nic(net->in);
-                net->out.bind(c->router.in);
+                c.router().bind_nic(net->in);
+                net->out.bind(c.router().in);
             }
         m_stats.add(net->stats());
     }
@@ -45,7 +40,29 @@ multichip_platform::multichip_platform(sc_core::sc_module_name name, const platf
 chip_light::light_chip_if& multichip_platform::chip(uint32_t id) {
     uint32_t per = m_cfg.multichip.topo.chips_per_server;
     if (id >= chips()) throw std::out_of_range("chip " + std::to_string(id) + " of " + std::to_string(chips()));
-    return *servers[id / per]->chips[id % per];
+    auto& m = servers[id / per]->chips[id % per];
+    if (m.full)
+        throw std::invalid_argument("chip " + std::to_string(id) + " is a full chip (chips.model / chips.full): it runs "
+                                    "instruction streams, not the light chip's copy and reduce calls");
+    return *m.light;
+}
+
+platform::chip* multichip_platform::full_chip(uint32_t id) {
+    uint32_t per = m_cfg.multichip.topo.chips_per_server;
+    if (id >= chips()) throw std::out_of_range("chip " + std::to_string(id) + " of " + std::to_string(chips()));
+    return servers[id / per]->chips[id % per].full.get();
+}
+
+bool multichip_platform::any_full() const {
+    for (uint8_t f : m_cfg.multichip.full_chip)
+        if (f) return true;
+    return false;
+}
+
+bool multichip_platform::all_full() const {
+    for (uint8_t f : m_cfg.multichip.full_chip)
+        if (!f) return false;
+    return true;
 }
 
 std::vector<multichip_platform::utilisation> multichip_platform::utilisation_summary(uint64_t elapsed_ps) const {

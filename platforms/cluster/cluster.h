@@ -21,7 +21,12 @@ public:
 
     uint32_t chips() const { return m_cfg.multichip.chips(); }
     const collective::topology& topology() const { return m_cfg.multichip.topo; }
+    // Chip `id` as a light chip (throws std::invalid_argument naming it if it is a full chip), or as a full chip
+    // (null if it is a light one).
     chip_light::light_chip_if& chip(uint32_t id);
+    platform::chip* full_chip(uint32_t id);
+    bool any_full() const;
+    bool all_full() const;
     std::vector<std::unique_ptr<server>> servers;
     std::unique_ptr<network::switched_network> net;  // clusters only
 

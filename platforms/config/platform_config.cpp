@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "models/hbm/dram/hbm_dram_config.h"
+#include "models/link/global_address.h"
 #include "models/numerics/dtype.h"
 
 #ifndef TRNSIM_CONFIG_DIR
@@ -206,8 +207,8 @@ core::core_config parse_core(const node& n) {
                                                   " bytes is smaller than one tile row (" + std::to_string(c.te.cols) +
                                                   " stationary + " + std::to_string(c.te.n_max) +
                                                   " moving FP8 elements, chip.core.te.cols and n_max)");
-    if (c.sbuf.size() > c.window / 2 || c.psum.size() > c.window / 2)
-        n.fail("sbuf", "SBUF or PSUM larger than half the core window");
+    if (c.sbuf.size() > c.psum_base - c.sbuf_base || c.psum.size() > c.sem_base - c.psum_base)
+        n.fail("sbuf", "SBUF or PSUM larger than its 1 GiB of the core window");
     n.finish();
     return c;
 }
@@ -410,6 +411,25 @@ platform_config parse_platform(const nlohmann::json& j, const std::string& sourc
                                         : kind == "cluster" ? platform_kind::cluster
                                                             : platform_kind::single_chip,
                                   p.functional);
+    // A full member chip is addressed by other chips through link::global_address: its whole local map (HBM and
+    // core windows) must fit in the 42 address bits below the chip id.
+    bool full_member = false;
+    for (uint8_t f : p.multichip.full_chip) full_member = full_member || f;
+    if (full_member) {
+        const auto& c = p.chip;
+        const uint64_t limit = link::LOCAL_MASK + 1;
+        const uint64_t hbm_end = c.hbm_base + c.hbm.capacity_bytes;
+        const uint64_t cores_end = c.core_base + uint64_t(c.cores - 1) * c.core_stride + c.core.window;
+        node am = root.child("chip").child("address_map");
+        if (hbm_end > limit)
+            am.fail("hbm_base", "HBM ends at " + config::show_hex(hbm_end) + ", beyond the " +
+                                    config::show_hex(limit) + " a full chip of a multi-chip platform can be addressed in " +
+                                    "(42 bits under the chip id, models/link/global_address.h)");
+        if (cores_end > limit)
+            am.fail("core_base", "the core windows end at " + config::show_hex(cores_end) + ", beyond the " +
+                                     config::show_hex(limit) + " a full chip of a multi-chip platform can be addressed in " +
+                                     "(42 bits under the chip id, models/link/global_address.h)");
+    }
     set_functional(p, p.functional);
     root.finish();
     p.source = j;

@@ -4,15 +4,23 @@
 
 namespace trnsim::platform {
 
-server::server(sc_core::sc_module_name name, const multichip_config& cfg, uint32_t index)
+server::server(sc_core::sc_module_name name, const multichip_config& cfg, const chip_config& full_chip,
+               uint32_t index)
     : sc_module(name), m_first(index * cfg.topo.chips_per_server), m_stats(basename()) {
     m_shape = server_shape(cfg, index);
     uint32_t per = m_shape.chips();
     for (uint32_t i = 0; i < per; ++i) {
         std::string n = "chip" + std::to_string(m_first + i);
-        chips.push_back(std::make_unique<chip_light::light_chip>(n.c_str(), cfg.light, m_first + i, m_first, m_shape,
-                                                                 cfg.chips()));
-        m_stats.add(chips.back()->stats());
+        member m;
+        if (cfg.full_chip[m_first + i]) {
+            const fabric_place place{m_first + i, m_first, cfg.chips(), m_shape};
+            m.full = std::make_unique<chip>(n.c_str(), full_chip, &place);
+        } else {
+            m.light = std::make_unique<chip_light::light_chip>(n.c_str(), cfg.light, m_first + i, m_first, m_shape,
+                                                               cfg.chips());
+        }
+        m_stats.add(m.stats());
+        chips.push_back(std::move(m));
     }
     for (uint32_t i = 0; i < per; ++i)
         for (int d = 0; d < 3; ++d) {
@@ -29,12 +37,12 @@ server::server(sc_core::sc_module_name name, const multichip_config& cfg, uint32
             link_info li{m_first + i, m_first + j, d,
                          std::make_unique<link::link>(ln.c_str(), params(m_first + i, m_first + j),
                                                       params(m_first + j, m_first + i))};
-            auto& a = *chips[i];
-            auto& b = *chips[j];
-            a.router.bind_port(2 * d, li.l->a2b.in);
-            li.l->a2b.out.bind(b.router.in);
-            b.router.bind_port(n == 2 ? 2 * d : 2 * d + 1, li.l->b2a.in);
-            li.l->b2a.out.bind(a.router.in);
+            auto& a = chips[i].router();
+            auto& b = chips[j].router();
+            a.bind_port(2 * d, li.l->a2b.in);
+            li.l->a2b.out.bind(b.in);
+            b.bind_port(n == 2 ? 2 * d : 2 * d + 1, li.l->b2a.in);
+            li.l->b2a.out.bind(a.in);
             m_stats.add(li.l->stats());
             links.push_back(std::move(li));
         }

@@ -12,7 +12,9 @@
 
 #include "models/chip_light/light_chip.h"
 #include "models/link/link.h"
+#include "platforms/config/platform_config.h"
 #include "platforms/server/multichip_config.h"
+#include "platforms/single_chip/chip.h"
 
 namespace trnsim::platform {
 
@@ -23,12 +25,20 @@ public:
         int dim;
         std::unique_ptr<link::link> l;
     };
-    // Server `index` of the platform (its chips are index * per .. index * per + per - 1).
-    server(sc_core::sc_module_name name, const multichip_config& cfg, uint32_t index);
+    // A member chip: the light chip model or the full chip (chips.model / chips.full), one of the two.
+    struct member {
+        std::unique_ptr<chip_light::light_chip> light;
+        std::unique_ptr<chip> full;
+        link::fabric_router& router() { return full ? *full->fabric : light->router; }
+        stats::group& stats() { return full ? full->stats() : light->stats(); }
+    };
+    // Server `index` of the platform (its chips are index * per .. index * per + per - 1). Full members are built
+    // from `full_chip` (the platform's chip section).
+    server(sc_core::sc_module_name name, const multichip_config& cfg, const chip_config& full_chip, uint32_t index);
 
     uint32_t first_chip() const { return m_first; }
     const link::torus_shape& shape() const { return m_shape; }
-    std::vector<std::unique_ptr<chip_light::light_chip>> chips;
+    std::vector<member> chips;
     std::vector<link_info> links;
     stats::group& stats() { return m_stats; }
 

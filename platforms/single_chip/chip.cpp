@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "models/link/global_address.h"
 #include "platforms/single_chip/factories.h"
 #include "tlm/transport.h"
 
 namespace trnsim::platform {
 
-chip::chip(sc_core::sc_module_name name, const chip_config& cfg)
+chip::chip(sc_core::sc_module_name name, const chip_config& cfg, const fabric_place* place)
     : sc_module(name), noc("noc", sc_core::sc_time(cfg.noc.hop_latency_ns, sc_core::SC_NS)), host("host"), m_cfg(cfg),
       m_te_untraced(cfg.core.te), m_pool(cfg.compute_threads), m_stats(basename()) {
     m_te_untraced.wave_file.clear();
@@ -33,8 +34,17 @@ chip::chip(sc_core::sc_module_name name, const chip_config& cfg)
         if (cfg.noc.core_port_gbps > 0) noc.limit_port(port, cfg.noc.core_port_gbps);
         for (auto& d : cores.back()->dma) d->out.bind(noc.in);
     }
+    if (place) {
+        fabric = std::make_unique<link::fabric_router>("fabric", place->chip, place->first_chip, place->shape,
+                                                       place->total_chips);
+        // [2^63, 2^64 - 1): every chip id (the last byte of the top chip id's map is the one address left out).
+        noc.map(link::GLOBAL_BIT, ~link::GLOBAL_BIT, ++port, "fabric");
+        noc.out.bind(fabric->in);
+        fabric->bind_local(noc.in);
+    }
     host.bind(noc.in);
     m_stats.add(noc.stats());
+    if (fabric) m_stats.add(fabric->stats());
     m_stats.add(m_hbm->stats());
     for (auto& c : cores) m_stats.add(c->stats());
 }
@@ -44,7 +54,7 @@ chip::~chip() = default;
 void chip::host_write(uint64_t addr, const void* data, uint64_t len) {
     if (tlmx::debug_transport(host, tlm::TLM_WRITE_COMMAND, addr, const_cast<void*>(data), len) != len)
         throw std::out_of_range(std::string(name()) + ".host: write of " + std::to_string(len) + " bytes at " +
-                                tlmx::hex(addr) + " is not mapped");
+                                tlmx::hex(addr) + " is not mapped" + (noc.last_error().empty() ? "" : " (" + noc.last_error() + ")"));
 }
 
 void chip::host_read(uint64_t addr, void* data, uint64_t len) {

@@ -3,10 +3,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <random>
 #include <stdexcept>
 
 #include "testbench/workloads/collective/executor.h"
+#include "testbench/workloads/collective/lowering.h"
 
 namespace trnsim::tb {
 
@@ -58,7 +61,82 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
     r.steps = s.steps.size();
 
     platform::multichip_platform plat("platform", cfg);
-    collective_executor ex("executor", plat, s);
+    // The chips' side of the run: a light-chip platform executes the schedule with collective_executor, a platform
+    // of full chips runs it lowered to every chip's instruction streams (lowering.h).
+    std::function<void(uint32_t, const uint8_t*)> load_input;
+    std::function<void(uint32_t, uint8_t*)> read_output;
+    std::function<uint64_t()> end_ps;
+    std::unique_ptr<collective_executor> ex;
+    sim_probe probe;
+    if (plat.any_full()) {
+        if (!plat.all_full())
+            throw std::invalid_argument("chips.full: a collective needs every chip of the platform to be a full chip "
+                                        "(chips.model: \"full\") or every one light; this platform mixes them");
+        const lowering_layout L = full_chip_layout(cfg, s);
+        lowered_collective low = lower(s, L);
+        sc_core::sc_start(sc_core::SC_ZERO_TIME);  // finish elaboration: the chips' bindings are final, time is 0
+        r.lowered_dma = low.dma_instructions;
+        r.lowered_vector = low.vector_instructions;
+        r.remote_signals = low.remote_signals;
+        std::vector<core::neuron_core*> cores;
+        for (uint32_t c = 0; c < r.chips; ++c)
+            for (uint32_t k = 0; k < L.cores; ++k) {
+                cores.push_back(plat.full_chip(c)->cores[k].get());
+                cores.back()->load(std::move(low.programs[c][k]));
+            }
+        load_input = [&plat, &s, L](uint32_t c, const uint8_t* in) {
+            plat.full_chip(c)->host_write(L.input, in, s.input_bytes);
+        };
+        read_output = [&plat, &s, L](uint32_t c, uint8_t* out) {
+            plat.full_chip(c)->host_read(L.output, out, s.output_bytes);
+        };
+        end_ps = [cores] {
+            uint64_t t = 0;
+            for (auto* k : cores) t = std::max(t, uint64_t(k->last_completion().value()));
+            return t;
+        };
+        probe.finished = [cores] {
+            for (auto* k : cores)
+                if (!k->finished()) return false;
+            return true;
+        };
+        probe.progress = [cores] {
+            uint64_t n = 0;
+            for (auto* k : cores) n += k->progress();
+            return n;
+        };
+        probe.progress_text = [cores] {
+            size_t done = 0;
+            for (auto* k : cores) done += k->finished();
+            return std::to_string(done) + "/" + std::to_string(cores.size()) + " cores finished";
+        };
+        probe.stuck = [cores] {
+            std::vector<std::string> out;
+            for (auto* k : cores)
+                for (auto& line : k->stuck())
+                    if (out.size() < 64) out.push_back(line);
+            return out;
+        };
+    } else {
+        ex = std::make_unique<collective_executor>("executor", plat, s);
+        load_input = [&](uint32_t c, const uint8_t* in) {
+            plat.chip(c).load(ex->buffer_address(c, collective::buffer::input), in, s.input_bytes);
+        };
+        read_output = [&](uint32_t c, uint8_t* out) {
+            plat.chip(c).dump(ex->buffer_address(c, collective::buffer::output), out, s.output_bytes);
+        };
+        end_ps = [&] { return ex->end_ps() - ex->start_ps(); };
+        probe.finished = [&] { return ex->finished(); };
+        probe.progress = [&] { return ex->completed(); };
+        probe.progress_text = [&] {
+            return std::to_string(ex->completed()) + "/" + std::to_string(s.steps.size()) + " collective steps";
+        };
+        probe.stuck = [&] {
+            return std::vector<std::string>{"collective executor: " + std::to_string(ex->completed()) + " of " +
+                                            std::to_string(s.steps.size()) + " steps complete, " +
+                                            std::to_string(ex->issued()) + " issued"};
+        };
+    }
 
     // Real data costs about three buffers per chip (input, output, scratch) in the chips' memories, and with the
     // check the reference's outputs: the reference runs first (its inputs and scratch are freed before the
@@ -83,29 +161,23 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
         std::vector<uint8_t> in(s.input_bytes);
         for (uint32_t c = 0; c < r.chips; ++c) {
             fill_input(in, p.dt, opt.seed, c);
-            plat.chip(c).load(ex.buffer_address(c, collective::buffer::input), in.data(), s.input_bytes);
+            load_input(c, in.data());
         }
     }
 
-    sim_probe probe;
-    probe.finished = [&] { return ex.finished(); };
-    probe.progress = [&] { return ex.completed(); };
-    probe.progress_text = [&] {
-        return std::to_string(ex.completed()) + "/" + std::to_string(s.steps.size()) + " collective steps";
-    };
-    probe.stuck = [&] {
-        return std::vector<std::string>{"collective executor: " + std::to_string(ex.completed()) + " of " +
-                                        std::to_string(s.steps.size()) + " steps complete, " +
-                                        std::to_string(ex.issued()) + " issued"};
-    };
     sim_options so = opt.sim;
     so.slice = sc_core::sc_time(1, sc_core::SC_MS);
     r.wall_s = run_to_completion(probe, so);
 
-    r.copies = ex.copies();
-    r.reduces = ex.reduces();
-    r.copy_bytes = ex.copy_bytes();
-    uint64_t ps = ex.end_ps() - ex.start_ps();
+    for (const auto& st : s.steps) {
+        if (st.kind == collective::step_kind::copy) {
+            ++r.copies;
+            r.copy_bytes += st.src.bytes;
+        } else {
+            ++r.reduces;
+        }
+    }
+    uint64_t ps = end_ps();
     r.sim_ns = double(ps) / 1000.0;
     r.algbw_gbps = ps ? double(p.bytes) / r.sim_ns : 0;
     r.busbw_gbps = r.algbw_gbps * collective::bus_factor(p.o, s.group_chips ? s.group_chips : r.chips);
@@ -117,7 +189,7 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
         size_t es = numerics::size_of(p.dt);
         std::vector<uint8_t> got(s.output_bytes);
         for (uint32_t c = 0; c < r.chips; ++c) {
-            plat.chip(c).dump(ex.buffer_address(c, collective::buffer::output), got.data(), s.output_bytes);
+            read_output(c, got.data());
             const auto& w = want[c];
             for (uint64_t i = 0; i + es <= s.output_bytes; i += es) {
                 if (std::memcmp(got.data() + i, w.data() + i, es) == 0) continue;
@@ -135,6 +207,35 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
         r.pass = r.mismatches == 0;
     }
     return r;
+}
+
+lowering_layout full_chip_layout(const platform::platform_config& cfg, const collective::schedule& s) {
+    const auto& ch = cfg.chip;
+    auto align = [](uint64_t v) { return (v + 4095) & ~uint64_t(4095); };
+    lowering_layout L;
+    L.input = ch.hbm_base;
+    L.output = L.input + align(s.input_bytes);
+    L.scratch = L.output + align(s.output_bytes);
+    L.signal_word = L.scratch + align(s.scratch_bytes);
+    const uint64_t need = L.signal_word + 4096 - ch.hbm_base;
+    if (need > ch.hbm.capacity_bytes)
+        throw std::invalid_argument("the collective needs " + std::to_string(need) +
+                                    " bytes of HBM per chip (input, output, scratch), a full chip has " +
+                                    std::to_string(ch.hbm.capacity_bytes) + " (chip.hbm)");
+    L.cores = ch.cores;
+    L.core_base = ch.core_base;
+    L.core_stride = ch.core_stride;
+    L.sbuf_core = ch.core.sbuf_base;
+    L.sem_core = ch.core.sem_register(0);
+    L.partitions = ch.core.sbuf.partitions;
+    L.partition_bytes = ch.core.sbuf.partition_bytes;
+    L.max_semaphores = uint32_t(core::core_config::SEM_WINDOW_BYTES / core::core_config::SEM_REGISTER_BYTES);
+    // Staging: four slots of two operands of at most 512 elements per partition (256 KiB FP32 tiles), within a
+    // quarter of a partition.
+    const uint64_t es = numerics::size_of(s.p.dt);
+    L.slots = 4;
+    L.tile_free = uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(512, L.partition_bytes / (2 * L.slots * es))));
+    return L;
 }
 
 }  // namespace trnsim::tb

@@ -35,6 +35,8 @@ struct collective_result {
     bool checked = false, pass = false;
     uint64_t mismatches = 0;  // elements whose bits differ from the reference
     std::string first_mismatch;
+    // Full-chip platforms: the instructions the schedule was lowered to (lowering.h).
+    uint64_t lowered_dma = 0, lowered_vector = 0, remote_signals = 0;
     std::vector<platform::multichip_platform::utilisation> util;
     std::map<std::string, double> stats;
 };
@@ -46,6 +48,11 @@ collective_result run_collective(const platform::platform_config& cfg, const col
 // same way. result.chips is the platform's chip count.
 collective_result run_schedule(const platform::platform_config& cfg, const collective::schedule& s,
                                const collective_options& opt);
+
+// Where a collective's buffers and staging live on a full chip of cfg (lowering.h); throws std::invalid_argument
+// if the buffers do not fit the chip's HBM.
+struct lowering_layout;
+lowering_layout full_chip_layout(const platform::platform_config& cfg, const collective::schedule& s);
 
 // Fills one chip's input deterministically from (seed, chip) with finite values of dtype t.
 void fill_input(std::vector<uint8_t>& buf, numerics::dtype t, uint64_t seed, uint32_t chip);

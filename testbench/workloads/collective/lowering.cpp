@@ -1,0 +1,232 @@
+#include "testbench/workloads/collective/lowering.h"
+
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#include "models/core/core_config.h"
+#include "models/link/global_address.h"
+
+namespace trnsim::tb {
+
+namespace {
+
+// The chip that executes a step: a copy's source (its DMA pushes), a reduce's chip.
+uint32_t executor_of(const collective::step& st) {
+    return st.kind == collective::step_kind::copy ? st.src.chip : st.dst.chip;
+}
+
+core::instruction dma_instruction(std::vector<core::sem_wait> waits, int32_t signal, const dma::dma_descriptor& d) {
+    core::instruction in;
+    in.op = core::opcode::dma;
+    in.waits = std::move(waits);
+    in.signal = signal;
+    in.dma = d;
+    return in;
+}
+
+// A tile of `parts` x `free` consecutive elements starting at element `first` of a region.
+struct tile {
+    uint64_t first;
+    uint32_t parts, free;
+};
+
+// Whole tiles of partitions x tile_free, then one of partitions x (what is left / partitions), then one row of
+// the rest.
+std::vector<tile> tiles_of(uint64_t elements, uint32_t partitions, uint32_t tile_free) {
+    std::vector<tile> t;
+    const uint64_t full = uint64_t(partitions) * tile_free;
+    uint64_t e = 0;
+    for (; e + full <= elements; e += full) t.push_back({e, partitions, tile_free});
+    if (uint64_t rows = (elements - e) / partitions) {
+        t.push_back({e, partitions, uint32_t(rows)});
+        e += rows * partitions;
+    }
+    if (e < elements) t.push_back({e, 1, uint32_t(elements - e)});
+    return t;
+}
+
+}  // namespace
+
+lowered_collective lower(const collective::schedule& s, const lowering_layout& L) {
+    const uint32_t n = s.topo.chips();
+    const uint64_t es = numerics::size_of(s.p.dt);
+    const uint64_t operand = uint64_t(L.tile_free) * es;  // bytes per partition of one staged operand
+    if (L.dma_queues == 0 || L.slots == 0 || L.tile_free == 0 || L.partitions == 0 || L.cores == 0)
+        throw std::invalid_argument("collective lowering: cores, dma_queues, slots, tile_free and partitions must be >= 1");
+    if (2 * operand * L.slots > L.partition_bytes)
+        throw std::invalid_argument("collective lowering: " + std::to_string(L.slots) + " staging slots of two " +
+                                    std::to_string(L.tile_free) + "-element " + std::string(numerics::name_of(s.p.dt)) +
+                                    " operands need " + std::to_string(2 * operand * L.slots) +
+                                    " bytes per SBUF partition, a partition has " + std::to_string(L.partition_bytes));
+    // An agent is one core of one chip: agent = chip * cores + core.
+    const uint32_t C = L.cores;
+    const size_t agents = size_t(n) * C;
+    auto chip_of = [C](uint32_t agent) { return agent / C; };
+    auto window = [&](uint32_t agent) { return L.core_base + uint64_t(agent % C) * L.core_stride; };
+
+    lowered_collective out;
+    out.programs.assign(n, std::vector<core::core_program>(C));
+    for (auto& chip : out.programs)
+        for (auto& p : chip) p.dma.resize(L.dma_queues);
+    auto prog = [&](uint32_t agent) -> core::core_program& { return out.programs[chip_of(agent)][agent % C]; };
+    std::vector<uint32_t> next_queue(agents, 0), next_slot(agents, 0), next_core(n, 0);
+    auto new_sem = [&](uint32_t agent) { return prog(agent).semaphores++; };
+    auto push_dma = [&](uint32_t agent, core::instruction in) {
+        auto& p = prog(agent);
+        p.dma[next_queue[agent]++ % L.dma_queues].push_back(std::move(in));
+        ++out.dma_instructions;
+    };
+    auto address = [&](const collective::region& r) {
+        switch (r.buf) {
+        case collective::buffer::input: return L.input + r.offset;
+        case collective::buffer::output: return L.output + r.offset;
+        case collective::buffer::scratch: return L.scratch + r.offset;
+        }
+        return r.offset;
+    };
+
+    // Who runs what: a copy on one core of its source chip, each tile of a reduce on one core of its chip (both
+    // rotating over the chip's cores).
+    const size_t steps = s.steps.size();
+    std::vector<std::vector<tile>> tiles(steps);
+    std::vector<std::vector<uint32_t>> tile_agent(steps);  // per tile (a copy: one entry)
+    std::vector<std::vector<uint32_t>> agents_of(steps);   // distinct agents of a step
+    for (size_t i = 0; i < steps; ++i) {
+        const auto& st = s.steps[i];
+        const uint32_t x = executor_of(st);
+        if (st.kind == collective::step_kind::copy) tiles[i] = {{0, 1, 1}};
+        else tiles[i] = tiles_of(st.src.bytes / es, L.partitions, L.tile_free);
+        for (size_t t = 0; t < tiles[i].size(); ++t) {
+            const uint32_t a = x * C + next_core[x]++ % C;
+            tile_agent[i].push_back(a);
+            bool seen = false;
+            for (uint32_t b : agents_of[i]) seen = seen || b == a;
+            if (!seen) agents_of[i].push_back(a);
+        }
+    }
+    // The agents that run a step depending on step i.
+    std::vector<std::vector<uint32_t>> consumers(steps);
+    for (size_t j = 0; j < steps; ++j)
+        for (uint32_t d : s.steps[j].deps)
+            for (uint32_t z : agents_of[j]) {
+                auto& c = consumers[d];
+                bool seen = false;
+                for (uint32_t y : c) seen = seen || y == z;
+                if (!seen) c.push_back(z);
+            }
+    // done[i]: per agent of step i, the semaphores its part of the step signals.
+    std::vector<std::vector<std::pair<uint32_t, core::sem_wait>>> done(steps);
+    std::unordered_map<uint64_t, uint32_t> remote_sem;  // (consumer, step, producer) -> semaphore on the consumer
+    auto key = [agents](uint32_t consumer, size_t step, uint32_t producer) {
+        return (uint64_t(step) * agents + consumer) * agents + producer;
+    };
+    // What agent z must wait for before running its part of step j.
+    auto waits_for = [&](uint32_t z, size_t j) {
+        std::vector<core::sem_wait> w;
+        for (uint32_t d : s.steps[j].deps)
+            for (uint32_t a : agents_of[d]) {
+                if (a != z) {
+                    w.push_back({remote_sem.at(key(z, d, a)), 1});
+                    continue;
+                }
+                for (const auto& [b, sw] : done[d])
+                    if (b == z) w.push_back(sw);
+            }
+        return w;
+    };
+    std::vector<std::vector<std::vector<core::sem_wait>>> slot_busy(agents,
+                                                                    std::vector<std::vector<core::sem_wait>>(L.slots));
+
+    for (size_t i = 0; i < steps; ++i) {
+        const auto& st = s.steps[i];
+        if (st.kind == collective::step_kind::copy) {
+            const uint32_t a = tile_agent[i][0], x = chip_of(a);
+            dma::dma_descriptor d;
+            d.src = address(st.src);
+            d.dst = st.dst.chip == x ? address(st.dst) : link::global_address(st.dst.chip, address(st.dst));
+            d.row_bytes = st.src.bytes;
+            const uint32_t sem = new_sem(a);
+            push_dma(a, dma_instruction(waits_for(a, i), int32_t(sem), d));
+            done[i].push_back({a, {sem, 1}});
+        } else {
+            const uint64_t dst = address(st.dst), src = address(st.src);
+            for (size_t k = 0; k < tiles[i].size(); ++k) {
+                const tile& t = tiles[i][k];
+                const uint32_t a = tile_agent[i][k];
+                const uint32_t slot = next_slot[a]++ % L.slots;
+                const uint64_t a_off = uint64_t(slot) * 2 * operand, b_off = a_off + operand;
+                const uint64_t sbuf_chip = window(a) + L.sbuf_core;
+                std::vector<core::sem_wait> tw = waits_for(a, i);
+                tw.insert(tw.end(), slot_busy[a][slot].begin(), slot_busy[a][slot].end());
+                // Loads: dst and src tiles, row p of the tile into partition p.
+                dma::dma_descriptor ld;
+                ld.row_bytes = uint64_t(t.free) * es;
+                ld.rows = t.parts;
+                ld.src_stride = int64_t(ld.row_bytes);
+                ld.dst_stride = int64_t(L.partition_bytes);
+                const int32_t loaded = int32_t(new_sem(a));
+                ld.src = dst + t.first * es;
+                ld.dst = sbuf_chip + a_off;
+                push_dma(a, dma_instruction(tw, loaded, ld));
+                ld.src = src + t.first * es;
+                ld.dst = sbuf_chip + b_off;
+                push_dma(a, dma_instruction(std::move(tw), loaded, ld));
+                // The add, in place in the dst operand's slot.
+                core::instruction v;
+                v.op = core::opcode::vector;
+                v.waits = {{uint32_t(loaded), 2}};
+                v.signal = int32_t(new_sem(a));
+                v.vec.op = ve::vop::add;
+                v.vec.parts = t.parts;
+                v.vec.free = t.free;
+                v.vec.a = {s.p.dt, L.sbuf_core + a_off, L.partition_bytes};
+                v.vec.b = {s.p.dt, L.sbuf_core + b_off, L.partition_bytes};
+                v.vec.out = v.vec.a;
+                const uint32_t added = uint32_t(v.signal);
+                prog(a).vector.push_back(std::move(v));
+                ++out.vector_instructions;
+                // The store back to dst.
+                dma::dma_descriptor sd;
+                sd.src = sbuf_chip + a_off;
+                sd.dst = dst + t.first * es;
+                sd.row_bytes = ld.row_bytes;
+                sd.rows = t.parts;
+                sd.src_stride = int64_t(L.partition_bytes);
+                sd.dst_stride = int64_t(sd.row_bytes);
+                const uint32_t stored = new_sem(a);
+                push_dma(a, dma_instruction({{added, 1}}, int32_t(stored), sd));
+                slot_busy[a][slot] = {{stored, 1}};
+                done[i].push_back({a, {stored, 1}});
+                ++out.tiles;
+            }
+        }
+        // Signals: once its part of the step is done, each agent of the step writes one semaphore register of every
+        // other agent that waits for the step (over the NoC on its own chip, over the fabric on another).
+        for (uint32_t a : agents_of[i]) {
+            std::vector<core::sem_wait> mine;
+            for (const auto& [b, sw] : done[i])
+                if (b == a) mine.push_back(sw);
+            for (uint32_t z : consumers[i]) {
+                if (z == a) continue;
+                const uint32_t r = new_sem(z);
+                if (r >= L.max_semaphores)
+                    throw std::invalid_argument("collective lowering: chip " + std::to_string(chip_of(z)) + " core " +
+                                                std::to_string(z % C) + " needs more than " +
+                                                std::to_string(L.max_semaphores) +
+                                                " semaphores (its registers); use fewer chunks or larger tiles");
+                remote_sem[key(z, i, a)] = r;
+                const uint64_t reg = window(z) + L.sem_core + uint64_t(r) * core::core_config::SEM_REGISTER_BYTES;
+                dma::dma_descriptor d;
+                d.src = L.signal_word;
+                d.dst = chip_of(z) == chip_of(a) ? reg : link::global_address(chip_of(z), reg);
+                d.row_bytes = core::core_config::SEM_REGISTER_BYTES;
+                push_dma(a, dma_instruction(mine, -1, d));
+                ++out.remote_signals;
+            }
+        }
+    }
+    return out;
+}
+
+}  // namespace trnsim::tb
