@@ -63,22 +63,33 @@ public:
     // Reserves the transfer; returns its end. `start` (if given) gets its start.
     uint64_t reserve(uint64_t now_ps, uint64_t bytes, uint64_t* start_out = nullptr) {
         const uint64_t dur = bw_port::round_ps(double(bytes) * m_ps_per_byte);
-        uint64_t t = now_ps;
-        // The first busy interval that ends after t (intervals are disjoint and sorted, so their ends are too).
-        auto it = m_busy.upper_bound(t);
-        if (it != m_busy.begin() && std::prev(it)->second > t) --it;
-        while (it != m_busy.end() && it->first < t + dur) {  // overlaps [t, t + dur): start after it
-            t = std::max(t, it->second);
-            ++it;
-        }
-        if (dur > 0) insert(t, t + dur);
+        const uint64_t t = place(now_ps, [dur](uint64_t) { return dur; });
         m_busy_ps += dur;
         m_bytes += bytes;
         ++m_transfers;
         m_wait_ps += t - now_ps;
-        m_last_end = std::max(m_last_end, t + dur);
         if (start_out) *start_out = t;
         return t + dur;
+    }
+    // The earliest t >= from at which the port is idle for [t, t + length(t)), which it then holds; returns t.
+    // length(t) may grow with t but never shrink faster than t grows (t + length(t) non-decreasing).
+    template <class Length>
+    uint64_t place(uint64_t from, Length length) {
+        uint64_t t = from;
+        // The first busy interval that ends after t (intervals are disjoint and sorted, so their ends are too).
+        auto it = m_busy.upper_bound(t);
+        if (it != m_busy.begin() && std::prev(it)->second > t) --it;
+        uint64_t len = length(t);
+        while (it != m_busy.end() && it->first < t + len) {  // overlaps [t, t + len): start after it
+            if (it->second > t) {
+                t = it->second;
+                len = length(t);
+            }
+            ++it;
+        }
+        if (len > 0) insert(t, t + len);
+        m_last_end = std::max(m_last_end, t + len);
+        return t;
     }
     void forget_before(uint64_t t) {
         while (!m_busy.empty() && m_busy.begin()->second < t) m_busy.erase(m_busy.begin());

@@ -165,9 +165,9 @@ TEST_CASE("full chips: torus all-reduce on a 2x2 torus", "[multichip][full]") {
     check_torus(collective::op::allreduce, collective::algo::torus);
 }
 
-TEST_CASE("full chips: an all-reduce's time is within 35% of the light chip's for the same links", "[multichip][full]") {
+TEST_CASE("full chips: a 64 MiB all-reduce's time is within 15% of the light chip's for the same links", "[multichip][full]") {
     // The full chip pays what the light chip leaves out: semaphore signals over the links between dependent steps,
-    // reductions staged through SBUF by DMA. Within 35% at 8 MiB (docs/multichip.md has the figures).
+    // reductions staged through SBUF by DMA. Within 15% at 64 MiB on 8 chips (docs/multichip.md has the figures).
     // One kernel per process: the light chip's run in a forked child, the full chips' here.
     int fd[2];
     REQUIRE(pipe(fd) == 0);
@@ -176,7 +176,7 @@ TEST_CASE("full chips: an all-reduce's time is within 35% of the light chip's fo
         double t = -1;
         try {
             auto light = platform::load_platform("ring-8", {"sim.functional=false"});
-            t = run(light, collective::op::allreduce, collective::algo::ring, numerics::dtype::fp32, 8 << 20).sim_ns;
+            t = run(light, collective::op::allreduce, collective::algo::ring, numerics::dtype::fp32, 64 << 20).sim_ns;
         } catch (...) {
         }
         (void)!write(fd[1], &t, sizeof t);
@@ -187,10 +187,10 @@ TEST_CASE("full chips: an all-reduce's time is within 35% of the light chip's fo
     waitpid(pid, nullptr, 0);
     REQUIRE(light_ns > 0);
     auto cfg = full("ring-8", {"sim.functional=false"});
-    auto rf = run(cfg, collective::op::allreduce, collective::algo::ring, numerics::dtype::fp32, 8 << 20);
+    auto rf = run(cfg, collective::op::allreduce, collective::algo::ring, numerics::dtype::fp32, 64 << 20);
     INFO("light " << light_ns << " ns, full " << rf.sim_ns << " ns");
     REQUIRE(rf.sim_ns > light_ns);
-    REQUIRE(rf.sim_ns < 1.35 * light_ns);
+    REQUIRE(rf.sim_ns < 1.15 * light_ns);
 }
 
 TEST_CASE("full chips: a collective on a mix of full and light chips is refused", "[multichip][full]") {

@@ -1,5 +1,6 @@
 #include "testbench/workloads/collective/lowering.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -52,8 +53,10 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
     const uint32_t n = s.topo.chips();
     const uint64_t es = numerics::size_of(s.p.dt);
     const uint64_t operand = uint64_t(L.tile_free) * es;  // bytes per partition of one staged operand
-    if (L.dma_queues == 0 || L.slots == 0 || L.tile_free == 0 || L.partitions == 0 || L.cores == 0)
-        throw std::invalid_argument("collective lowering: cores, dma_queues, slots, tile_free and partitions must be >= 1");
+    if (L.dma_queues == 0 || L.slots == 0 || L.tile_free == 0 || L.partitions == 0 || L.cores == 0 ||
+        L.copy_piece == 0 || L.copy_piece > UINT32_MAX)
+        throw std::invalid_argument("collective lowering: cores, dma_queues, slots, tile_free, partitions and copy_piece "
+                                    "must be >= 1 (copy_piece < 4 GiB)");
     if (2 * operand * L.slots > L.partition_bytes)
         throw std::invalid_argument("collective lowering: " + std::to_string(L.slots) + " staging slots of two " +
                                     std::to_string(L.tile_free) + "-element " + std::string(numerics::name_of(s.p.dt)) +
@@ -68,9 +71,9 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
     lowered_collective out;
     out.programs.assign(n, std::vector<core::core_program>(C));
     for (auto& chip : out.programs)
-        for (auto& p : chip) p.dma.resize(L.dma_queues);
+        for (auto& p : chip) p.dma.resize(2 * L.dma_queues);  // the second half: semaphore signals
     auto prog = [&](uint32_t agent) -> core::core_program& { return out.programs[chip_of(agent)][agent % C]; };
-    std::vector<uint32_t> next_queue(agents, 0), next_slot(agents, 0), next_core(n, 0);
+    std::vector<uint32_t> next_queue(agents, 0), next_signal_queue(agents, 0), next_slot(agents, 0), next_core(n, 0);
     auto new_sem = [&](uint32_t agent) { return prog(agent).semaphores++; };
     auto push_dma = [&](uint32_t agent, core::instruction in) {
         auto& p = prog(agent);
@@ -95,8 +98,14 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
     for (size_t i = 0; i < steps; ++i) {
         const auto& st = s.steps[i];
         const uint32_t x = executor_of(st);
-        if (st.kind == collective::step_kind::copy) tiles[i] = {{0, 1, 1}};
-        else tiles[i] = tiles_of(st.src.bytes / es, L.partitions, L.tile_free);
+        if (st.kind == collective::step_kind::copy) {
+            // Pieces of up to copy_piece bytes (first = byte offset, free = bytes): a long copy does not hold every
+            // DMA engine of one core while that core's reduce tiles queue behind it.
+            for (uint64_t off = 0; off < st.src.bytes; off += L.copy_piece)
+                tiles[i].push_back({off, 1, uint32_t(std::min<uint64_t>(L.copy_piece, st.src.bytes - off))});
+        } else {
+            tiles[i] = tiles_of(st.src.bytes / es, L.partitions, L.tile_free);
+        }
         for (size_t t = 0; t < tiles[i].size(); ++t) {
             const uint32_t a = x * C + next_core[x]++ % C;
             tile_agent[i].push_back(a);
@@ -141,14 +150,18 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
     for (size_t i = 0; i < steps; ++i) {
         const auto& st = s.steps[i];
         if (st.kind == collective::step_kind::copy) {
-            const uint32_t a = tile_agent[i][0], x = chip_of(a);
-            dma::dma_descriptor d;
-            d.src = address(st.src);
-            d.dst = st.dst.chip == x ? address(st.dst) : link::global_address(st.dst.chip, address(st.dst));
-            d.row_bytes = st.src.bytes;
-            const uint32_t sem = new_sem(a);
-            push_dma(a, dma_instruction(waits_for(a, i), int32_t(sem), d));
-            done[i].push_back({a, {sem, 1}});
+            for (size_t k = 0; k < tiles[i].size(); ++k) {
+                const uint32_t a = tile_agent[i][k], x = chip_of(a);
+                const tile& t = tiles[i][k];
+                dma::dma_descriptor d;
+                d.src = address(st.src) + t.first;
+                d.dst = address(st.dst) + t.first;
+                if (st.dst.chip != x) d.dst = link::global_address(st.dst.chip, d.dst);
+                d.row_bytes = t.free;
+                const uint32_t sem = new_sem(a);
+                push_dma(a, dma_instruction(waits_for(a, i), int32_t(sem), d));
+                done[i].push_back({a, {sem, 1}});
+            }
         } else {
             const uint64_t dst = address(st.dst), src = address(st.src);
             for (size_t k = 0; k < tiles[i].size(); ++k) {
@@ -221,7 +234,9 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
                 d.src = L.signal_word;
                 d.dst = chip_of(z) == chip_of(a) ? reg : link::global_address(chip_of(z), reg);
                 d.row_bytes = core::core_config::SEM_REGISTER_BYTES;
-                push_dma(a, dma_instruction(mine, -1, d));
+                // On queues of their own: a signal waits for its step, and must not hold up data movement behind it.
+                prog(a).dma[L.dma_queues + next_signal_queue[a]++ % L.dma_queues].push_back(dma_instruction(mine, -1, d));
+                ++out.dma_instructions;
                 ++out.remote_signals;
             }
         }

@@ -1,8 +1,8 @@
 // Lowers a collective::schedule to the instruction streams full chips run (the multi-chip platforms' members made
 // of the modelled chip, platforms/single_chip): nothing computes completion times, the chips' own engines do the work.
 //
-//   copy step    one DMA instruction on the source chip: its input/output/scratch region in HBM to the destination
-//                chip's region (a global address: NoC -> fabric router -> links / network -> the other chip's fabric
+//   copy step    DMA instructions (pieces of up to copy_piece bytes) on the source chip: its input/output/scratch
+//                region in HBM to the destination chip's region (a global address: NoC -> fabric router -> links / network -> the other chip's fabric
 //                router -> its NoC -> its HBM), or a chip-local address for a copy inside one chip.
 //   reduce step  dst := dst (+) src in HBM, through SBUF in tiles of up to `partitions` x `tile_free` elements: two
 //                DMA loads into a staging slot, a Vector Engine add (FP32 arithmetic, the result rounded once into
@@ -12,9 +12,10 @@
 //                step waits on a semaphore that the other chip's DMA signals when the step is done, by writing the
 //                waiting core's semaphore register over the fabric (core_config::sem_base; one 8-byte write, whose
 //                data is ignored).
-// The work is spread over the chip's first `cores` NeuronCores: copies rotate over them, and a reduce's tiles too
+// The work is spread over the chip's first `cores` NeuronCores: copy pieces rotate over them, and a reduce's tiles too
 // (each core stages in its own SBUF and adds on its own Vector Engine); on a core, DMA instructions rotate over
-// `dma_queues` queues and are dealt to that core's DMA engines. A dependency between two cores of one chip is a
+// `dma_queues` queues and are dealt to that core's DMA engines, and the semaphore signals rotate over as many queues
+// of their own (a signal waits for its step: in a data queue it would hold up the transfers behind it). A dependency between two cores of one chip is a
 // semaphore-register write over the NoC, as between chips.
 // Instructions are generated in step order, and every wait names an instruction generated earlier, so no queue can
 // wait on one behind it: the lowered program cannot deadlock.
@@ -41,6 +42,7 @@ struct lowering_layout {
     uint32_t tile_free = 2048;     // elements per partition per staged operand
     uint32_t slots = 4;            // staging slots (each two operands of tile_free elements per partition)
     uint32_t dma_queues = 16;
+    uint64_t copy_piece = uint64_t(1) << 30;  // a copy step is cut in DMA instructions of at most this many bytes
     uint32_t max_semaphores = 131072;  // the semaphore registers a core has (core_config::SEM_WINDOW_BYTES / 8)
 };
 
