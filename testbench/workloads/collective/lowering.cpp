@@ -107,7 +107,10 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
             tiles[i] = tiles_of(st.src.bytes / es, L.partitions, L.tile_free);
         }
         for (size_t t = 0; t < tiles[i].size(); ++t) {
-            const uint32_t a = x * C + next_core[x]++ % C;
+            // Copies on core 0, reduce tiles on the others (a copy's descriptors would sit in front of tile loads in
+            // every DMA engine of its core); one core does both.
+            const bool copy = st.kind == collective::step_kind::copy;
+            const uint32_t a = x * C + (C == 1 ? 0 : copy ? 0 : 1 + next_core[x]++ % (C - 1));
             tile_agent[i].push_back(a);
             bool seen = false;
             for (uint32_t b : agents_of[i]) seen = seen || b == a;

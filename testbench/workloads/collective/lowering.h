@@ -12,8 +12,9 @@
 //                step waits on a semaphore that the other chip's DMA signals when the step is done, by writing the
 //                waiting core's semaphore register over the fabric (core_config::sem_base; one 8-byte write, whose
 //                data is ignored).
-// The work is spread over the chip's first `cores` NeuronCores: copy pieces rotate over them, and a reduce's tiles too
-// (each core stages in its own SBUF and adds on its own Vector Engine); on a core, DMA instructions rotate over
+// The work is spread over the chip's first `cores` NeuronCores: copies run on core 0 and a reduce's tiles rotate over
+// the others (each core stages in its own SBUF and adds on its own Vector Engine; a DMA engine serves its
+// descriptors in order, so a copy's descriptors on a core would sit in front of that core's tile loads); on a core, DMA instructions rotate over
 // `dma_queues` queues and are dealt to that core's DMA engines, and the semaphore signals rotate over as many queues
 // of their own (a signal waits for its step: in a data queue it would hold up the transfers behind it). A dependency between two cores of one chip is a
 // semaphore-register write over the NoC, as between chips.
