@@ -53,17 +53,7 @@ platform::chip* multichip_platform::full_chip(uint32_t id) {
     return servers[id / per]->chips[id % per].full.get();
 }
 
-bool multichip_platform::any_full() const {
-    for (uint8_t f : m_cfg.multichip.full_chip)
-        if (f) return true;
-    return false;
-}
 
-bool multichip_platform::all_full() const {
-    for (uint8_t f : m_cfg.multichip.full_chip)
-        if (!f) return false;
-    return true;
-}
 
 std::vector<multichip_platform::utilisation> multichip_platform::utilisation_summary(uint64_t elapsed_ps) const {
     std::map<std::string, utilisation> m;

@@ -25,8 +25,8 @@ public:
     // (null if it is a light one).
     chip_light::light_chip_if& chip(uint32_t id);
     platform::chip* full_chip(uint32_t id);
-    bool any_full() const;
-    bool all_full() const;
+    bool any_full() const { return m_cfg.multichip.any_full(); }
+    bool all_full() const { return m_cfg.multichip.all_full(); }
     std::vector<std::unique_ptr<server>> servers;
     std::unique_ptr<network::switched_network> net;  // clusters only
 

@@ -331,8 +331,7 @@ chip_config parse_chip(const node& n, const std::string& dir) {
     if (c.core_stride > (top - c.core.window) / c.cores || c.core_base > top - (uint64_t(c.cores - 1) * c.core_stride + c.core.window))
         am.fail("core_base", config::show_hex(c.core_base) + " + " + std::to_string(c.cores) + " core windows of stride " +
                                  config::show_hex(c.core_stride) + " wrap around 2^64");
-    uint64_t hbm_end = c.hbm_base + c.hbm.capacity_bytes;
-    uint64_t cores_end = c.core_base + uint64_t(c.cores - 1) * c.core_stride + c.core.window;
+    const uint64_t hbm_end = c.hbm_end(), cores_end = c.cores_end();
     if (c.hbm_base < cores_end && c.core_base < hbm_end)
         am.fail("core_base", "the core windows overlap HBM [" + std::to_string(c.hbm_base) + ", " + std::to_string(hbm_end) + ")");
     c.headline_bf16_tflops = n.get_double("headline_bf16_tflops", 0, 0, 1e9);
@@ -413,22 +412,15 @@ platform_config parse_platform(const nlohmann::json& j, const std::string& sourc
                                   p.functional);
     // A full member chip is addressed by other chips through link::global_address: its whole local map (HBM and
     // core windows) must fit in the 42 address bits below the chip id.
-    bool full_member = false;
-    for (uint8_t f : p.multichip.full_chip) full_member = full_member || f;
-    if (full_member) {
-        const auto& c = p.chip;
+    if (p.multichip.any_full()) {
         const uint64_t limit = link::LOCAL_MASK + 1;
-        const uint64_t hbm_end = c.hbm_base + c.hbm.capacity_bytes;
-        const uint64_t cores_end = c.core_base + uint64_t(c.cores - 1) * c.core_stride + c.core.window;
+        const std::string beyond = ", beyond the " + config::show_hex(limit) +
+                                   " a full chip of a multi-chip platform can be addressed in (42 bits under the chip "
+                                   "id, models/link/global_address.h)";
         node am = root.child("chip").child("address_map");
-        if (hbm_end > limit)
-            am.fail("hbm_base", "HBM ends at " + config::show_hex(hbm_end) + ", beyond the " +
-                                    config::show_hex(limit) + " a full chip of a multi-chip platform can be addressed in " +
-                                    "(42 bits under the chip id, models/link/global_address.h)");
-        if (cores_end > limit)
-            am.fail("core_base", "the core windows end at " + config::show_hex(cores_end) + ", beyond the " +
-                                     config::show_hex(limit) + " a full chip of a multi-chip platform can be addressed in " +
-                                     "(42 bits under the chip id, models/link/global_address.h)");
+        if (p.chip.hbm_end() > limit) am.fail("hbm_base", "HBM ends at " + config::show_hex(p.chip.hbm_end()) + beyond);
+        if (p.chip.cores_end() > limit)
+            am.fail("core_base", "the core windows end at " + config::show_hex(p.chip.cores_end()) + beyond);
     }
     set_functional(p, p.functional);
     root.finish();

@@ -34,6 +34,8 @@ struct chip_config {
     uint64_t hbm_base = 0;
     uint64_t core_base = 0x10000000000ull;  // (1 TiB) core i's window at core_base + i * core_stride
     uint64_t core_stride = 0x100000000ull;
+    uint64_t hbm_end() const { return hbm_base + hbm.capacity_bytes; }  // one past the last HBM byte
+    uint64_t cores_end() const { return core_base + uint64_t(cores - 1) * core_stride + core.window; }
     // Headline figures quoted in reports (from the preset's sources), not used for timing.
     double headline_bf16_tflops = 0;
     // chip.faults: every injected fault (targets relative to the chip). The HBM's are also in hbm.faults; the

@@ -64,6 +64,16 @@ struct multichip_config {
     network::network_config network;            // clusters only
     chip_light::light_chip_config light;
     std::vector<uint8_t> full_chip;             // per chip: 1 = the full chip model (platforms/single_chip)
+    bool any_full() const {
+        for (uint8_t f : full_chip)
+            if (f) return true;
+        return false;
+    }
+    bool all_full() const {
+        for (uint8_t f : full_chip)
+            if (!f) return false;
+        return true;
+    }
     std::vector<link_fault> faults;             // see add_link_fault; down ones are also in topo.down
 
     // The fault of link direction from -> to, or null.

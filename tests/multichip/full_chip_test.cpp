@@ -5,8 +5,6 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <map>
 #include <tuple>
 #include <set>
@@ -17,9 +15,11 @@
 #include "models/link/global_address.h"
 #include "platforms/cluster/cluster.h"
 #include "platforms/config/platform_config.h"
+#include "testbench/chip_probe.h"
 #include "testbench/sim_run.h"
 #include "testbench/workloads/collective/collective_run.h"
 #include "testbench/workloads/collective/lowering.h"
+#include "tests/support/child_process.h"
 #include "tlm/bw_port.h"
 
 using namespace trnsim;
@@ -106,15 +106,7 @@ TEST_CASE("full chips: chip 0's DMA writes chip 3's HBM and signals its core ove
     back.signal = 1;
     pb.dma[0].push_back(back);
     b->cores[2]->load(pb);
-    tb::sim_probe probe;
-    probe.finished = [&] { return a->cores[0]->finished() && b->cores[2]->finished(); };
-    probe.progress = [&] { return a->cores[0]->progress() + b->cores[2]->progress(); };
-    probe.progress_text = [] { return std::string("test"); };
-    probe.stuck = [&] {
-        auto s = a->cores[0]->stuck();
-        for (auto& x : b->cores[2]->stuck()) s.push_back(x);
-        return s;
-    };
+    const tb::sim_probe probe = tb::make_cores_probe({a->cores[0].get(), b->cores[2].get()});
     tb::sim_options so;
     so.wall_limit_s = 60;
     tb::run_to_completion(probe, so);
@@ -169,22 +161,10 @@ TEST_CASE("full chips: a 64 MiB all-reduce's time is within 15% of the light chi
     // The full chip pays what the light chip leaves out: semaphore signals over the links between dependent steps,
     // reductions staged through SBUF by DMA. Within 15% at 64 MiB on 8 chips (docs/multichip.md has the figures).
     // One kernel per process: the light chip's run in a forked child, the full chips' here.
-    int fd[2];
-    REQUIRE(pipe(fd) == 0);
-    const pid_t pid = fork();
-    if (pid == 0) {
-        double t = -1;
-        try {
-            auto light = platform::load_platform("ring-8", {"sim.functional=false"});
-            t = run(light, collective::op::allreduce, collective::algo::ring, numerics::dtype::fp32, 64 << 20).sim_ns;
-        } catch (...) {
-        }
-        (void)!write(fd[1], &t, sizeof t);
-        _exit(0);
-    }
-    double light_ns = -1;
-    REQUIRE(read(fd[0], &light_ns, sizeof light_ns) == sizeof light_ns);
-    waitpid(pid, nullptr, 0);
+    const double light_ns = test::in_child_process([] {
+        auto light = platform::load_platform("ring-8", {"sim.functional=false"});
+        return run(light, collective::op::allreduce, collective::algo::ring, numerics::dtype::fp32, 64 << 20).sim_ns;
+    });
     REQUIRE(light_ns > 0);
     auto cfg = full("ring-8", {"sim.functional=false"});
     auto rf = run(cfg, collective::op::allreduce, collective::algo::ring, numerics::dtype::fp32, 64 << 20);

@@ -7,8 +7,6 @@
 #include <set>
 #include <cstring>
 
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "models/collective/groups.h"
 #include "tlm/config/config_node.h"
@@ -16,6 +14,7 @@
 #include "testbench/workloads/train/phase_kernel.h"
 #include "testbench/workloads/train/pipeline.h"
 #include "testbench/workloads/train/train_run.h"
+#include "tests/support/child_process.h"
 
 using namespace trnsim;
 using namespace trnsim::train;
@@ -203,23 +202,8 @@ TEST_CASE("a phase's timing-only run takes the same time as its functional run")
     s.kind = phase_kind::softmax, s.rows = 1000, s.cols = 512;
     tb::sim_options so;
     so.progress_after_s = 0;
-    // One kernel per process: the timing-only run in a forked child (before this process simulates anything),
-    // the functional one here.
-    int fd[2];
-    REQUIRE(pipe(fd) == 0);
-    const pid_t pid = fork();
-    if (pid == 0) {
-        double t = -1;
-        try {
-            t = run_phase(load("trn2", {"sim.functional=false"}), s, so).sim_ns;
-        } catch (...) {
-        }
-        (void)!write(fd[1], &t, sizeof t);
-        _exit(0);
-    }
-    double t = -1;
-    REQUIRE(read(fd[0], &t, sizeof t) == sizeof t);
-    waitpid(pid, nullptr, 0);
+    // One kernel per process: the timing-only run in a forked child, the functional one here.
+    const double t = test::in_child_process([&] { return run_phase(load("trn2", {"sim.functional=false"}), s, so).sim_ns; });
     const auto f = run_phase(load("trn2"), s, so);
     CHECK(f.pass);
     CHECK(t == f.sim_ns);

@@ -8,6 +8,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "testbench/chip_probe.h"
 #include "testbench/workloads/collective/executor.h"
 #include "testbench/workloads/collective/lowering.h"
 
@@ -90,31 +91,16 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
         read_output = [&plat, &s, L](uint32_t c, uint8_t* out) {
             plat.full_chip(c)->host_read(L.output, out, s.output_bytes);
         };
-        end_ps = [cores] {
-            uint64_t t = 0;
-            for (auto* k : cores) t = std::max(t, uint64_t(k->last_completion().value()));
-            return t;
-        };
-        probe.finished = [cores] {
-            for (auto* k : cores)
-                if (!k->finished()) return false;
-            return true;
-        };
-        probe.progress = [cores] {
-            uint64_t n = 0;
-            for (auto* k : cores) n += k->progress();
-            return n;
-        };
+        end_ps = [cores] { return uint64_t(last_completion(cores).value()); };
+        probe = make_cores_probe(cores);
         probe.progress_text = [cores] {
             size_t done = 0;
             for (auto* k : cores) done += k->finished();
             return std::to_string(done) + "/" + std::to_string(cores.size()) + " cores finished";
         };
-        probe.stuck = [cores] {
-            std::vector<std::string> out;
-            for (auto* k : cores)
-                for (auto& line : k->stuck())
-                    if (out.size() < 64) out.push_back(line);
+        probe.stuck = [all = probe.stuck] {
+            auto out = all();
+            if (out.size() > 64) out.resize(64);  // a deadlock of many chips: the first 64 lines
             return out;
         };
     } else {

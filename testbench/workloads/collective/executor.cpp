@@ -75,12 +75,9 @@ uint64_t collective_executor::issue(uint32_t i) {
     const auto& st = m_s.steps[i];
     ++m_issued;
     if (st.kind == collective::step_kind::copy) {
-        ++m_copies;
-        m_copy_bytes += st.src.bytes;
         return m_plat.chip(st.src.chip).copy(local_address(st.src),
                                              link::global_address(st.dst.chip, local_address(st.dst)), st.src.bytes);
     }
-    ++m_reduces;
     return m_plat.chip(st.dst.chip).reduce(local_address(st.dst), local_address(st.src), st.src.bytes, m_s.p.dt);
 }
 

@@ -33,9 +33,6 @@ public:
     uint64_t issued() const { return m_issued; }
     uint64_t start_ps() const { return m_start_ps; }
     uint64_t end_ps() const { return m_end_ps; }   // the last step's completion
-    uint64_t copies() const { return m_copies; }
-    uint64_t reduces() const { return m_reduces; }
-    uint64_t copy_bytes() const { return m_copy_bytes; }
 
 private:
     void run();
@@ -47,7 +44,6 @@ private:
     std::vector<uint32_t> m_pending;                    // unfinished dependencies per step
     std::vector<uint32_t> m_dep_begin, m_dependents;    // CSR: steps waiting for step i
     uint64_t m_done = 0, m_issued = 0, m_start_ps = 0, m_end_ps = 0;
-    uint64_t m_copies = 0, m_reduces = 0, m_copy_bytes = 0;
 };
 
 }  // namespace trnsim::tb

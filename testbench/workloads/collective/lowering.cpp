@@ -26,6 +26,10 @@ core::instruction dma_instruction(std::vector<core::sem_wait> waits, int32_t sig
     return in;
 }
 
+void push_unique(std::vector<uint32_t>& v, uint32_t x) {
+    if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+}
+
 // A tile of `parts` x `free` consecutive elements starting at element `first` of a region.
 struct tile {
     uint64_t first;
@@ -112,21 +116,14 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
             const bool copy = st.kind == collective::step_kind::copy;
             const uint32_t a = x * C + (C == 1 ? 0 : copy ? 0 : 1 + next_core[x]++ % (C - 1));
             tile_agent[i].push_back(a);
-            bool seen = false;
-            for (uint32_t b : agents_of[i]) seen = seen || b == a;
-            if (!seen) agents_of[i].push_back(a);
+            push_unique(agents_of[i], a);
         }
     }
     // The agents that run a step depending on step i.
     std::vector<std::vector<uint32_t>> consumers(steps);
     for (size_t j = 0; j < steps; ++j)
         for (uint32_t d : s.steps[j].deps)
-            for (uint32_t z : agents_of[j]) {
-                auto& c = consumers[d];
-                bool seen = false;
-                for (uint32_t y : c) seen = seen || y == z;
-                if (!seen) c.push_back(z);
-            }
+            for (uint32_t z : agents_of[j]) push_unique(consumers[d], z);
     // done[i]: per agent of step i, the semaphores its part of the step signals.
     std::vector<std::vector<std::pair<uint32_t, core::sem_wait>>> done(steps);
     std::unordered_map<uint64_t, uint32_t> remote_sem;  // (consumer, step, producer) -> semaphore on the consumer
