@@ -1,6 +1,7 @@
 #include "apps/args.h"
 
 #include "platforms/config/platform_config.h"
+#include "tlm/config/config_node.h"
 
 #include <cerrno>
 #include <cmath>
@@ -88,10 +89,13 @@ uint64_t args::u64(const std::string& k, uint64_t def) const {
     auto it = m_values.find(k);
     if (it == m_values.end()) return def;
     const std::string& s = it->second.back();
-    char* end = nullptr;
-    errno = 0;
-    unsigned long long v = std::strtoull(s.c_str(), &end, 0);
-    if (s.empty() || *end || errno || s[0] == '-') throw usage_error("option --" + k + ": '" + s + "' is not a non-negative whole number");
+    // Decimal, as in --set (a leading zero is not octal: --m 010 is ten).
+    uint64_t v = 0;
+    if (!config::parse_whole(s, v, /*hex=*/false)) {
+        const bool digits = !s.empty() && s.find_first_not_of("0123456789_") == std::string::npos;
+        throw usage_error("option --" + k + ": '" + s + "' is not a non-negative whole number" +
+                          (digits ? " (above 2^64 - 1)" : s.rfind("0x", 0) == 0 ? " (decimal only)" : ""));
+    }
     return v;
 }
 

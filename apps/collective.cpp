@@ -20,7 +20,7 @@ const char* COLLECTIVE_USAGE = R"(trnsim collective [--platform NAME | --config 
                   --op allreduce|reduce_scatter|allgather|alltoall|broadcast --bytes SIZE
                   [--algo ring|bidir_ring|torus|hierarchical|direct] [--dtype fp32|bf16|fp16|...] [--chunks N]
                   [--root CHIP (broadcast)] [--timing-only | [--check] [--seed S] [--max-data-gib G]]
-                  [--stats FILE.json] [--quiet]
+                  [--stats FILE.json] [--max-host-gib G] [--quiet]
                   [--link-down A-B ...] [--link-degraded A-B:FACTOR[:EXTRA_NS] ...]
   runs one collective on a server / cluster platform (trnsim list: ring-8, torus-4x4, trn2-ultraserver-64,
   cluster-...); SIZE in bytes, or with a suffix K/KiB, M/MiB, G/GiB (powers of 1024). Prints the simulated time,
@@ -28,7 +28,9 @@ const char* COLLECTIVE_USAGE = R"(trnsim collective [--platform NAME | --config 
   defaults: --platform trn2-ultraserver-64 --algo ring --dtype fp32 --chunks 1 (at most one per element)
   --timing-only stores no data (same timing; transfers keep their sizes); --check compares every element of every
   chip's output with the reference execution. Real data needs about 3 x SIZE per chip (4 x with --check); above
-  --max-data-gib (default 4) of it a run is timing only (said in the report) and --check is refused
+  --max-data-gib (default 4) of it a run is timing only (said in the report) and --check is refused;
+  --max-host-gib (default: what the host has available) bounds the schedule's memory (its steps, --chunks times one
+  chunk's), checked before it is built
   --link-down A-B: the link direction chip A -> chip B carries nothing (routing and the ring algorithms avoid it);
   --link-degraded A-B:F[:NS]: its bandwidth times F (0 < F < 1), its latency plus NS (>= 0); both add to the
   config's server.faults.links (docs/RELIABILITY.md "Link faults")
@@ -130,7 +132,7 @@ platform::platform_config load_multichip(const args& a, const std::vector<std::s
 }
 
 const option_set COLLECTIVE_OPTIONS = {{"platform", "config", "set", "config-dir", "op", "bytes", "algo", "dtype", "chunks",
-                                        "root", "seed", "stats", "max-data-gib", "wall-limit", "link-down",
+                                        "root", "seed", "stats", "max-data-gib", "max-host-gib", "wall-limit", "link-down",
                                         "link-degraded"},
                                        {"timing-only", "check", "quiet"},
                                        {"set", "link-down", "link-degraded"}};
@@ -175,8 +177,7 @@ int cmd_collective(const args& a) {
     const double max_data_gib = a.num("max-data-gib", 4);
     if (!(max_data_gib > 0)) throw usage_error("--max-data-gib: must be > 0 (GiB of real data a run may hold)");
 
-    std::vector<std::string> sets = a.list("set");
-    if (a.has("timing-only")) sets.push_back("sim.functional=false");
+    const std::vector<std::string> sets = config_overrides(a);
     platform::platform_config cfg = load_multichip(a, sets, "collectives need");
     check_distinct_files(a, &cfg);
     const std::string what = cfg.preset;
@@ -216,6 +217,33 @@ int cmd_collective(const args& a) {
                               fmt("%g", lim);
         }
     }
+    // Host memory of the schedule and its run, estimated before anything is built: about 250 bytes a step with light
+    // chips (measured: 1.76 M steps, 446 MB RSS) and 2 KiB with full chips (their instruction streams; figures in
+    // docs/RELIABILITY.md); a schedule is --chunks times the steps of one chunk. The builder stops at the budget too.
+    const double per_step = cfg.multichip.any_full() ? 2048.0 : 256.0;
+    const double host_limit = host_memory_limit(a);
+    p.max_steps = uint64_t(std::min(host_limit / per_step, double(UINT32_MAX)));
+    const std::string fewer = "fewer --chunks, chips or a smaller topology";
+    auto too_large = [&](const std::string& why) {
+        return usage_error("the " + std::string(collective::name_of(p.o)) + " schedule on " + std::to_string(n) +
+                           " chips with --chunks " + std::to_string(p.chunks) + " " + why);
+    };
+    if (p.chunks > 1) {
+        collective::params one = p;
+        one.chunks = 1;
+        uint64_t steps1 = 0;
+        try {
+            steps1 = collective::build(cfg.multichip.topo, one).steps.size();
+        } catch (const collective::schedule_too_large&) {
+            throw too_large("would take more than the host memory it may use even with one chunk (" + fewer +
+                            "; --max-host-gib raises the limit)");
+        } catch (const std::invalid_argument& e) {
+            throw usage_error(e.what());
+        }
+        check_host_memory(a, "the schedule (" + std::to_string(steps1) + " steps a chunk x --chunks " +
+                                 std::to_string(p.chunks) + ")",
+                          double(steps1) * p.chunks * per_step, fewer);
+    }
     tb::collective_options opt;
     opt.check = opt_check;
     opt.seed = a.u64("seed", 1);
@@ -224,6 +252,9 @@ int cmd_collective(const args& a) {
     tb::collective_result r;
     try {
         r = tb::run_collective(cfg, p, opt);
+    } catch (const collective::schedule_too_large& e) {
+        throw too_large(std::string("would take more than the host memory it may use: ") + e.what() + " (" + fewer +
+                        "; --max-host-gib raises the limit)");
     } catch (const std::invalid_argument& e) {
         throw usage_error(e.what());
     }

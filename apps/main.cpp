@@ -23,6 +23,7 @@
 #include "apps/transformer.h"
 #include "platforms/config/platform_config.h"
 #include "platforms/single_chip/factories.h"
+#include "testbench/workloads/gemm/gemm.h"
 #include "testbench/workloads/gemm/gemm_run.h"
 #include "testbench/workloads/train/train_spec.h"
 
@@ -39,7 +40,7 @@ const char* RUN_USAGE = R"(trnsim run [--preset NAME | --config FILE] [--set key
            attention|mlp|decoder|adam: [--seq S] [--hidden H] [--heads N] [--ffn F] [--norm rms|layer] [--forward-only]
                  [--no-causal] [--rows R] [--cols C] [--step T] [--lr LR] [--seed S]
            [--timing-only | --no-check] [--stats FILE.json [--no-wall-time]] [--wall-limit SECONDS] [--stall-limit-us US]
-           [--quiet]
+           [--max-host-gib G] [--quiet]
   simulates a workload on one chip and prints a report (a server / cluster preset runs with trnsim collective or
   trnsim train)
   defaults: --preset trn2 --workload gemm --m 1024 --k 1024 --n 1024 --dtype bf16 --seed 1
@@ -50,6 +51,8 @@ const char* RUN_USAGE = R"(trnsim run [--preset NAME | --config FILE] [--set key
   --timing-only (= --set sim.functional=false) stores and computes no data: the same transactions, timing and
   statistics, no result check
   --no-wall-time leaves wall-clock times out of --stats (byte-identical files for the same config and seed)
+  --max-host-gib: the host memory a run may take (default: what the host has available); a run estimated above it
+  is refused before it starts. Numbers are decimal (010 is ten)
 )";
 
 const char* EXIT_STATUS =
@@ -58,7 +61,7 @@ const char* EXIT_STATUS =
 const app::option_set RUN_OPTIONS = {
     {"preset", "config", "set", "workload", "m", "k", "n", "dtype", "seed", "stats", "wall-limit", "config-dir",
      "timeline", "timeline-max-events", "timeline-window", "vcd", "wave", "wave-cores", "fault", "program",
-     "stall-limit-us", "seq",
+     "stall-limit-us", "seq", "max-host-gib",
      "hidden", "heads", "ffn", "rows", "cols", "step", "lr", "norm"},
     {"no-check", "quiet", "timeline-noc", "no-wall-time", "forward-only", "no-causal", "timing-only"},
     {"set", "fault"}};
@@ -73,14 +76,8 @@ platform::platform_config load_cfg(const app::args& a) {
     std::string what = a.has("config") ? a.str("config", "") : a.str("preset", "trn2");
     // --config names a file even without a directory or a .json suffix.
     if (a.has("config") && what.find('/') == std::string::npos) what = "./" + what;
-    std::vector<std::string> sets = a.list("set");
-    if (a.has("timing-only")) {  // the same model, no data stored or computed (collective's flag)
-        for (const auto& s : sets)
-            if (s.rfind("sim.functional=", 0) == 0)
-                throw app::usage_error("--timing-only sets sim.functional=false: drop --set " + s);
-        a.refuse({"seed"}, "applies to real data, not --timing-only");
-        sets.push_back("sim.functional=false");
-    }
+    if (a.has("timing-only")) a.refuse({"seed"}, "applies to real data, not --timing-only");
+    const std::vector<std::string> sets = app::config_overrides(a);
     auto cfg = platform::load_platform(what, sets, a.list("fault"), dir);
     app::require_single_chip(cfg, (a.has("config") ? "--config " : "--preset ") + what, "trnsim run",
                              (a.has("config") ? "--config " : "--platform ") + what);
@@ -112,7 +109,7 @@ int cmd_program(const app::args& a, const platform::platform_config& cfg) {
     for (const std::string& k : gemm_and_transformer)
         if (a.has(k)) throw app::usage_error("--" + k + " does not apply to --workload program");
     auto p = tb::load_program(a.str("program", ""), cfg.chip);
-    auto r = tb::run_program(cfg, p, sim_opts(a));
+    auto r = tb::run_program(cfg, p, sim_opts(a), !a.has("no-check"));
     std::cout << app::format_program_report(cfg, p, r);
     write_stats(a, app::program_result_json(cfg, p, r));
     return r.checked && !r.pass ? 1 : 0;
@@ -182,6 +179,14 @@ int cmd_run(const app::args& a) {
         if (cfg.chip.core.te.fp8_double_row && numerics::size_of(g.dtype) == 1)
             throw app::usage_error("--dtype " + dt + ": FP8 with chip.core.te.fp8_double_row=true (two MACs per PE) is "
                                    "TLM-only; the RTL has one MAC per PE: add --set chip.core.te.fp8_double_row=false");
+    }
+    if (cfg.functional) {
+        // Operands, results and their golden copies live on the host as well as in the modelled HBM: measured
+        // RSS is 3.2-4x the operand and result bytes plus about 50 MiB (docs/RELIABILITY.md), estimated as 4x + 64 MiB.
+        const tb::gemm_layout l = tb::plan_layout(g, cfg.chip);  // also checks the dimensions and the chip's HBM
+        app::check_host_memory(a, "the functional gemm " + std::to_string(g.m) + "x" + std::to_string(g.k) + "x" +
+                                 std::to_string(g.n), 4.0 * double(l.a_bytes + l.b_bytes + l.c_bytes) + 64.0 * 1048576,
+                          "--timing-only runs the same timing without data");
     }
     tb::gemm_options opt;
     opt.check = !a.has("no-check");

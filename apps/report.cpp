@@ -1,5 +1,8 @@
 #include "apps/report.h"
 
+#include <fstream>
+#include <unistd.h>
+
 #include "apps/args.h"
 #include "tlm/output_file.h"
 #include "tlm/time_text.h"
@@ -144,8 +147,10 @@ std::string format_program_report(const platform::platform_config& cfg, const tb
         if (!r.first_failure.empty()) o << "; first: " << r.first_failure;
         o << "\n";
     } else {
-        o << (cfg.functional ? "  result check    none (the program has no \"check\" entries)\n"
-                             : "  result check    none: timing-only run (sim.functional=false): no value is stored or computed\n");
+        o << (!cfg.functional     ? "  result check    none: timing-only run (sim.functional=false): no value is stored or computed\n"
+              : p.checks.empty() ? "  result check    none (the program has no \"check\" entries)\n"
+                                 : "  result check    skipped (--no-check): " + count_text(p.checks.size(), "check entry", "check entries") +
+                                       " not compared\n");
     }
     o << format_faults(cfg, r.stats);
     return o.str();
@@ -168,6 +173,37 @@ nlohmann::json program_result_json(const platform::platform_config& cfg, const t
 void strip_wall_time(nlohmann::json& j) {
     if (!j.contains("result") || !j["result"].is_object()) return;
     for (const char* k : {"wall_s", "setup_wall_s", "operands_wall_s", "check_wall_s"}) j["result"].erase(k);
+}
+
+std::vector<std::string> config_overrides(const args& a) {
+    std::vector<std::string> sets = a.list("set");
+    if (!a.has("timing-only")) return sets;
+    for (const auto& s : sets)
+        if (s.rfind("sim.functional=", 0) == 0 || (s.rfind("sim=", 0) == 0 && s.find("functional") != std::string::npos))
+            throw usage_error("--timing-only sets sim.functional=false: drop --set " + s);
+    sets.push_back("sim.functional=false");
+    return sets;
+}
+
+double host_memory_limit(const args& a) {
+    if (a.has("max-host-gib")) return a.num("max-host-gib", 0, 1e-6, 1e6) * 1073741824.0;
+    std::ifstream in("/proc/meminfo");
+    std::string key;
+    double kib = 0;
+    while (in >> key >> kib) {
+        if (key == "MemAvailable:") return kib * 1024.0;
+        in.ignore(256, '\n');
+    }
+    return double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGE_SIZE));
+}
+
+void check_host_memory(const args& a, const std::string& what, double bytes, const std::string& how) {
+    const double limit = host_memory_limit(a);
+    if (bytes <= limit) return;
+    throw usage_error(what + " would take about " + fmt("%.1f", bytes / 1073741824.0) + " GiB of host memory, more than " +
+                      (a.has("max-host-gib") ? "--max-host-gib " + a.str("max-host-gib", "") : "the " +
+                       fmt("%.1f", limit / 1073741824.0) + " GiB this host has available") + " (" + how +
+                      "; --max-host-gib raises the limit)");
 }
 
 void check_writable(const std::string& option, const std::string& file) {

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apps/args.h"
 #include "tlm/output_file.h"
 #include "platforms/config/platform_config.h"
 #include "testbench/workloads/gemm/gemm_run.h"
@@ -35,6 +36,15 @@ void strip_wall_time(nlohmann::json& j);
 void write_file_atomic(const std::string& file, const std::string& text);
 // Throws usage_error (exit 2) if `file` could not be written later (no such directory, not writable, a directory),
 // so a long run does not end in a write failure.
+// The --set overrides, with sim.functional=false for --timing-only (a --set of sim.functional beside it is a usage
+// error: the run would not do what one of them says).
+std::vector<std::string> config_overrides(const args& a);
+// Host memory a run may take: --max-host-gib G if given (0 < G <= 1e6), else what the host has available now
+// (MemAvailable of /proc/meminfo, physical memory where that is missing).
+double host_memory_limit(const args& a);
+// Refuses (usage error, exit 2) a run whose estimated host memory exceeds the limit, before anything is built:
+// "WHAT would take about X GiB of host memory, more than the Y GiB available (HOW; --max-host-gib raises the limit)".
+void check_host_memory(const args& a, const std::string& what, double bytes, const std::string& how);
 void check_writable(const std::string& option, const std::string& file);
 
 class args;

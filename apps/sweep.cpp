@@ -184,6 +184,20 @@ gemm_workload parse_workload(const json& w) {
 }
 
 // ---- one point, in this process ----
+// A directory of the sweep's output (DIR/points, ...), created if missing; an error naming --out and the reason
+// (not writable, a file in the way) otherwise.
+void make_dir(const sweep_dir& d, const char* sub) {
+    std::error_code ec;
+    const fs::path p = d.root / sub;
+    fs::create_directories(p, ec);
+    if (ec || !fs::is_directory(p))
+        throw std::runtime_error("--out " + d.root.string() + ": cannot create the directory " + p.string() + ": " +
+                                 (ec ? ec.message() : std::string("a file of that name is in the way")));
+}
+
+// The most simulations a sweep runs at once on this machine (each a process with its own memory).
+constexpr unsigned MAX_JOBS = 256;
+
 int run_point(const sweep_dir& d, size_t index) {
     manifest m = load_manifest(d);
     if (index >= m.points.size())
@@ -220,7 +234,7 @@ int run_point(const sweep_dir& d, size_t index) {
     } catch (const std::exception& e) {
         row = failure_row(p, inputs, e.what());
     }
-    fs::create_directories(d.root / "points");
+    make_dir(d, "points");
     write_file_atomic(d.point(p.id).string(), row.dump(1) + "\n");
     std::cout << p.id << " " << row["status"].get<std::string>() << (row["error"] == "" ? "" : ": " + row["error"].get<std::string>()) << "\n";
     return row["status"] == "ok" ? 0 : 1;
@@ -335,8 +349,8 @@ int cmd_sweep(const args& a) {
         for (const auto& p : m.points) std::cout << p.id << " " << p.inputs(m.spec).dump() << "\n";
         return 0;
     }
-    fs::create_directories(d.root / "points");
-    fs::create_directories(d.root / "logs");
+    make_dir(d, "points");
+    make_dir(d, "logs");
     write_manifest(d, m, file);
 
     std::vector<size_t> pending;
@@ -362,7 +376,7 @@ int cmd_sweep(const args& a) {
         if (a.has("time") && !std::regex_match(a.str("time", ""), std::regex("([0-9]+-)?[0-9]+(:[0-9]+){0,2}")))
             throw usage_error("--time: '" + a.str("time", "") + "' is not a Slurm time (MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM:SS)");
         if (a.has("max-parallel") && a.u32("max-parallel", 1) == 0) throw usage_error("--max-parallel: must be >= 1");
-        fs::create_directories(d.root / "slurm");
+        make_dir(d, "slurm");
         std::string cmds;
         for (size_t i : pending) {
             std::string line;
@@ -396,8 +410,10 @@ int cmd_sweep(const args& a) {
         return 0;
     }
 
-    const unsigned jobs = a.u32("jobs", std::max(1u, std::thread::hardware_concurrency()));
-    if (jobs == 0) throw usage_error("--jobs: must be >= 1");
+    const unsigned jobs = a.u32("jobs", std::max(1u, std::min(MAX_JOBS, std::thread::hardware_concurrency())));
+    if (jobs == 0 || jobs > MAX_JOBS)
+        throw usage_error("--jobs: " + std::to_string(jobs) + " is outside 1 .. " + std::to_string(MAX_JOBS) +
+                          " (simulations run at once, each a process)");
     std::cerr << "sweep " << m.spec.name << ": " << m.points.size() << " points, " << done << " already done, "
               << pending.size() << " to run, " << jobs << " at a time -> " << d.root.string() << "\n";
     std::vector<sweep::task> tasks;

@@ -66,7 +66,17 @@ def output_file(path):
     d = os.path.dirname(path) or "."
     if not os.path.isdir(d):
         raise argparse.ArgumentTypeError(f"'{path}': directory {d} does not exist")
-    if not os.access(d, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+    try:
+        kind, where = destination(path)
+    except OSError as e:
+        raise argparse.ArgumentTypeError(f"'{path}': {e}") from None
+    if kind == "replace" and where != path:
+        d = os.path.dirname(where) or "."
+        if not os.path.isdir(d):
+            raise argparse.ArgumentTypeError(f"'{path}': directory {d} does not exist (where the link leads)")
+    if kind == "replace" and (not os.access(d, os.W_OK) or (os.path.exists(where) and not os.access(where, os.W_OK))):
+        raise argparse.ArgumentTypeError(f"'{path}': is not writable")
+    if kind == "in_place" and not os.access(path, os.W_OK):
         raise argparse.ArgumentTypeError(f"'{path}': is not writable")
     return path
 
@@ -98,23 +108,110 @@ def load_json(path):
         raise InputError(f"{path}: JSON nested too deeply") from None
 
 
+def destination(path):
+    """Where an output named `path` goes (the simulator's rules, tlm/output_file.cpp): ("in_place", path) for a
+    device, FIFO or socket; ("stream", fd) for a regular file that is this process's stdout or stderr named through
+    a link; ("replace", file) otherwise, `file` the end of the name's chain of links (a link the user named is never
+    replaced). Raises OSError for a link that cannot be followed to a nameable file."""
+    import stat
+    special = (stat.S_ISCHR, stat.S_ISFIFO, stat.S_ISSOCK)
+    try:
+        st = os.stat(path)
+    except OSError:
+        st = None
+    if not os.path.islink(path):
+        if st is not None and any(f(st.st_mode) for f in special):
+            return "in_place", path
+        return "replace", path
+    if st is not None and any(f(st.st_mode) for f in special):
+        return "in_place", path
+    if st is not None and stat.S_ISREG(st.st_mode):
+        for fd in (1, 2):
+            try:
+                o = os.fstat(fd)
+            except OSError:
+                continue
+            if stat.S_ISREG(o.st_mode) and (o.st_dev, o.st_ino) == (st.st_dev, st.st_ino):
+                return "stream", fd
+    cur = path
+    for _ in range(41):
+        if not os.path.islink(cur):
+            break
+        to = os.readlink(cur)
+        cur = to if os.path.isabs(to) else os.path.join(os.path.dirname(cur) or ".", to)
+    else:
+        raise OSError(f"{path} is a link in a loop of links (or a chain over 40 long)")
+    try:
+        end = os.stat(cur)
+        same = st is not None and (end.st_dev, end.st_ino) == (st.st_dev, st.st_ino)
+    except OSError:
+        same = st is None
+    if not same:
+        raise OSError(f"{path} is a link to a file that has no name to write it by ({cur})")
+    return "replace", cur
+
+
+def identity(path):
+    """What a file is, to compare two names: None for a device, FIFO, stream or what cannot be resolved."""
+    try:
+        kind, where = destination(path)
+    except OSError:
+        return None
+    if kind != "replace":
+        return None
+    try:
+        st = os.stat(where)
+        return ("inode", st.st_dev, st.st_ino) if os.path.isfile(where) else None
+    except OSError:
+        pass
+    d = os.path.dirname(where) or "."
+    if not os.path.isdir(d):
+        return None
+    return ("path", os.path.join(os.path.realpath(d), os.path.basename(where)))
+
+
+def same_file_problem(inputs, outputs):
+    """A message if an output is the same file as an input or another output (by identity, not spelling)."""
+    named = [(f, False) for f in inputs] + [(f, True) for f in outputs]
+    ids = [identity(f) for f, _ in named]
+    for j, (fj, oj) in enumerate(named):
+        for i in range(j):
+            fi, oi = named[i]
+            if ids[i] is None or ids[i] != ids[j] or not (oi or oj):
+                continue
+            if oi and oj:
+                return f"-o {fj} is the same file as -o {fi}: one plot would overwrite the other"
+            out, inp = (fj, fi) if oj else (fi, fj)
+            return f"-o {out} is the same file as the input {inp}: the plot would overwrite its input"
+    return None
+
+
 def write_output(path, write):
     """Calls write(f) with a binary file whose content becomes `path` (the simulator's rules,
     tlm/output_file.h): a regular file is written to a unique temporary in its directory, created
     exclusively without following links (a planted link or a user's FILE.tmp is never touched), flushed, then
-    renamed over `path`; a device or FIFO is written in place. Raises OSError (or write's error)."""
+    renamed over `path` (over where it leads, if `path` is a link: the link stays); a device or FIFO is written in
+    place; this process's stdout or stderr named through a link is written through that stream. Raises OSError (or
+    write's error)."""
     import secrets
     import stat
-    try:
-        st = os.stat(path)
-        in_place = stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode)
-        mode = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
-    except FileNotFoundError:
-        in_place, mode = False, None
-    if in_place:
+    kind, where = destination(path)
+    if kind == "stream":
+        sys.stdout.flush()
+        sys.stderr.flush()
+        with os.fdopen(os.dup(where), "wb") as f:
+            write(f)
+        return
+    if kind == "in_place":
         with open(path, "wb") as f:
             write(f)
         return
+    path = where
+    try:
+        st = os.stat(path)
+        mode = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
+    except FileNotFoundError:
+        mode = None
     d, name = os.path.split(path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     for _ in range(100):
@@ -485,6 +582,9 @@ def main(argv=None):
             args.o = [output_file(f"{args.kind}.png")]
         except argparse.ArgumentTypeError as e:
             parser.error(f"argument -o: (default) {e}")
+    problem = same_file_problem(args.files, args.o)
+    if problem:
+        parser.error(problem)  # usage error, exit status 2, before anything is read or written
     try:
         run(args)
     except OptionError as e:

@@ -1,5 +1,6 @@
 #include "testbench/sim_run.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -10,6 +11,7 @@
 
 #include <unistd.h>
 
+#include "tlm/time.h"
 #include "tlm/time_text.h"
 
 namespace trnsim::tb {
@@ -55,13 +57,14 @@ std::string seconds(double s) {
     return buf;
 }
 
-// A host thread that raises a flag when the wall limit passes. The run loop polls the flag between time slices;
-// if it does not within the grace period (the kernel is stuck inside a slice), the thread calls on_hang.
+// A host thread with two watches. The wall limit (--wall-limit) raises a flag the run loop polls between time
+// slices; if the loop does not notice within the grace period (the kernel is stuck inside a slice), the thread
+// calls on_hang. The hang limit calls on_hang when no time slice has returned for that long, limit or not.
 class wall_watchdog {
 public:
-    wall_watchdog(double limit_s, double grace_s, std::function<void(const std::string&)> on_hang)
-        : m_limit(limit_s), m_grace(grace_s), m_on_hang(std::move(on_hang)) {
-        if (m_limit > 0) m_thread = std::thread([this] { watch(); });
+    wall_watchdog(double limit_s, double grace_s, double hang_s, std::function<void(const std::string&)> on_hang)
+        : m_limit(limit_s), m_grace(grace_s), m_hang(hang_s), m_on_hang(std::move(on_hang)) {
+        if (m_limit > 0 || m_hang > 0) m_thread = std::thread([this] { watch(); });
     }
     ~wall_watchdog() {
         {
@@ -80,24 +83,48 @@ public:
         }
         m_cv.notify_all();
     }
-    // What the run loop last saw, for the diagnostic printed if it never comes back.
+    // A slice has returned; what the run loop last saw, for the diagnostic printed if it never comes back.
     void seen(uint64_t sim_ps, uint64_t progress) {
         m_sim_ps.store(sim_ps);
         m_progress.store(progress);
+        ++m_beats;
     }
 
 private:
     void watch() {
-        using namespace std::chrono;
+        using clock = std::chrono::steady_clock;
+        using std::chrono::duration;
         std::unique_lock<std::mutex> l(m_mutex);
-        if (m_cv.wait_for(l, duration<double>(m_limit), [this] { return m_done; })) return;
-        m_expired = true;
-        if (m_cv.wait_for(l, duration<double>(m_grace), [this] { return m_done || m_acknowledged; })) return;
-        std::string msg = "watchdog: wall-clock limit of " + seconds(m_limit) +
-                          " s exceeded and the simulation has not returned from its time slice for a further " +
-                          seconds(m_grace) + " s (a model loops in zero simulated time or in host code); last seen "
-                          "at simulated time " + us(sc_core::sc_time(double(m_sim_ps.load()), sc_core::SC_PS)) +
-                          ", progress count " + std::to_string(m_progress.load());
+        const auto start = clock::now();
+        auto last_beat = start, expired_at = start;
+        uint64_t beats = m_beats.load();
+        while (!m_cv.wait_for(l, duration<double>(0.05), [this] { return m_done; })) {
+            const auto now = clock::now();
+            if (const uint64_t b = m_beats.load(); b != beats) {
+                beats = b;
+                last_beat = now;
+            }
+            if (m_limit > 0 && !m_expired && duration<double>(now - start).count() >= m_limit) {
+                m_expired = true;
+                expired_at = now;
+            }
+            if (m_expired && !m_acknowledged && duration<double>(now - expired_at).count() >= m_grace) {
+                hang(l, "watchdog: wall-clock limit of " + seconds(m_limit) +
+                            " s exceeded and the simulation has not returned from its time slice for a further " +
+                            seconds(m_grace) + " s (a model loops in zero simulated time or in host code)");
+                return;
+            }
+            if (m_hang > 0 && !m_acknowledged && duration<double>(now - last_beat).count() >= m_hang) {
+                hang(l, "watchdog: the simulation has not returned from its time slice for " + seconds(m_hang) +
+                            " s of wall time (a model loops in zero simulated time or in host code)");
+                return;
+            }
+        }
+    }
+    void hang(std::unique_lock<std::mutex>& l, const std::string& what) {
+        const std::string msg = what + "; last seen at simulated time " +
+                                us(sc_core::sc_time(double(m_sim_ps.load()), sc_core::SC_PS)) + ", progress count " +
+                                std::to_string(m_progress.load());
         if (m_on_hang) {
             l.unlock();
             m_on_hang(msg);
@@ -107,10 +134,10 @@ private:
         std::fflush(stderr);
         std::_Exit(3);
     }
-    double m_limit, m_grace;
+    double m_limit, m_grace, m_hang;
     std::function<void(const std::string&)> m_on_hang;
     std::atomic<bool> m_expired{false};
-    std::atomic<uint64_t> m_sim_ps{0}, m_progress{0};
+    std::atomic<uint64_t> m_sim_ps{0}, m_progress{0}, m_beats{0};
     bool m_done = false, m_acknowledged = false;
     std::mutex m_mutex;
     std::condition_variable m_cv;
@@ -127,16 +154,29 @@ double run_to_completion(const sim_probe& probe, const sim_options& opt) {
     // The stall limit is checked at slice ends: slices no longer than half of it keep the check timely.
     sc_core::sc_time slice = opt.slice;
     if (opt.stall_limit_us > 0) slice = std::min(slice, sc_core::sc_time(opt.stall_limit_us / 2, sc_core::SC_US));
-    wall_watchdog dog(opt.wall_limit_s, opt.hang_grace_s, opt.on_hang);
+    wall_watchdog dog(opt.wall_limit_s, opt.hang_grace_s, opt.hang_limit_s, opt.on_hang);
     bool started = sc_core::sc_get_status() != sc_core::SC_ELABORATION;  // no activity is known before the first start
     while (!probe.finished()) {
         if (started && !sc_core::sc_pending_activity()) throw sim_error(report("deadlock: no events left", probe));
         // With events inside the slice, stop after the last one if nothing follows (time stays at it, for the
         // deadlock report); with none, advance to the slice's end (exiting on starvation would not advance time).
-        if (started && sc_core::sc_time_to_pending_activity() <= slice)
+        const sc_core::sc_time next = started ? sc_core::sc_time_to_pending_activity() : sc_core::SC_ZERO_TIME;
+        if (started && tlmx::to_ps(next) >= max_sim_ps - std::min(max_sim_ps, tlmx::now_ps()))
+            throw sim_error(report("simulated time overflow: the next event is " + us(next) +
+                                       " away, beyond 2^62 ps (about 53 days) of simulated time; a timing value is "
+                                       "out of proportion (a bandwidth of almost nothing, a huge latency or overhead "
+                                       "in the config)",
+                                   probe));
+        if (started && next <= slice) {
             sc_core::sc_start(slice, sc_core::SC_EXIT_ON_STARVATION);
-        else
+        } else if (started && opt.stall_limit_us <= 0 && next > slice + slice) {
+            // Whole slices with no event in them, crossed at once (the same as one slice after another: nothing
+            // happens in between); the slice holding the event runs as usual.
+            const uint64_t n = (tlmx::to_ps(next) - 1) / tlmx::to_ps(slice);
+            sc_core::sc_start(tlmx::from_ps(n * tlmx::to_ps(slice)));
+        } else {
             sc_core::sc_start(slice);
+        }
         started = true;
         double wall = std::chrono::duration<double>(clock::now() - t0).count();
         uint64_t p = probe.progress ? probe.progress() : 0;

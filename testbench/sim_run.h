@@ -27,6 +27,9 @@ struct sim_options {
     // Wall seconds the wall watchdog waits, after the limit, for the run loop to notice it before it calls
     // on_hang (the run is stuck inside one time slice: a zero-time livelock or a host-code loop).
     double hang_grace_s = 5.0;
+    // Wall seconds a single time slice may take before the run is reported stuck (a model looping in zero
+    // simulated time or in host code), with or without --wall-limit: every run ends (0 = no such watchdog).
+    double hang_limit_s = 300;
     // Called from the watchdog thread with the diagnostic when the run loop does not come back; must not return
     // into the simulation. Default: print it to stderr and _Exit(3) (no output files have been written).
     std::function<void(const std::string&)> on_hang;
@@ -39,7 +42,13 @@ struct sim_probe {
     std::function<std::string()> progress_text;      // "TE 1234/8192 MATMULs"
 };
 
-// Runs until probe.finished(); throws sim_error on deadlock, watchdog or stall, with the report.
+// The latest simulated time a run may reach (2^62 ps, about 53 days): an event beyond it comes from a timing value
+// out of all proportion (a bandwidth of almost nothing, an overhead of years) and is reported as an overflow before
+// time could wrap around 2^64 ps.
+constexpr uint64_t max_sim_ps = 1ull << 62;
+
+// Runs until probe.finished(); throws sim_error on deadlock, watchdog, stall or simulated-time overflow, with the
+// report. Idle simulated time (no event in whole time slices) is crossed in one step.
 // Returns the wall seconds taken.
 double run_to_completion(const sim_probe& probe, const sim_options& opt);
 

@@ -10,7 +10,9 @@
 
 #include <climits>
 #include <csignal>
+#include <cstdio>
 #include <fstream>
+#include <iostream>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -21,19 +23,99 @@ namespace trnsim::platform {
 
 namespace fs = std::filesystem;
 
-std::string output_file_problem(const std::string& file) {
+namespace {
+
+// Where an output named `name` goes. A symbolic link the user named is never replaced: the output goes where the
+// link leads.
+// - in_place: a device, FIFO or socket (/dev/null, a pipe, /dev/stdout on a terminal), opened by its name;
+// - stream: a regular file that is this process's standard output or error, named through a link (/dev/stdout,
+//   /proc/self/fd/1 with `> out.txt`): written through that stream, after what the process printed before;
+// - replace: anything else, by a temporary renamed over `path`, the end of the name's chain of links (the name
+//   itself when it is no link).
+struct destination {
+    enum kind_t { in_place, stream, replace } kind = replace;
+    std::string path;     // replace: the file to rename over; in_place: the name to open
+    int stream_fd = -1;   // stream: 1 or 2
+    std::string problem;  // a link that cannot be followed: why
+};
+
+bool same_inode(const struct stat& a, int fd) {
+    struct stat b{};
+    return ::fstat(fd, &b) == 0 && S_ISREG(b.st_mode) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+destination destination_of(const std::string& name) {
+    destination d;
+    d.path = name;
+    struct stat lst{}, st{};
+    if (::lstat(name.c_str(), &lst) != 0 || !S_ISLNK(lst.st_mode)) {
+        if (::stat(name.c_str(), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+            d.kind = destination::in_place;
+        return d;
+    }
+    const bool target_exists = ::stat(name.c_str(), &st) == 0;
+    if (target_exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+        d.kind = destination::in_place;
+        return d;
+    }
+    if (target_exists && S_ISREG(st.st_mode))
+        for (const int fd : {1, 2})
+            if (same_inode(st, fd)) {
+                d.kind = destination::stream;
+                d.stream_fd = fd;
+                return d;
+            }
+    // Follow the chain by its text, each relative link against the directory holding it.
+    std::string cur = name;
+    for (int hops = 0;; ++hops) {
+        if (::lstat(cur.c_str(), &lst) != 0 || !S_ISLNK(lst.st_mode)) break;
+        if (hops == 40) {
+            d.problem = "is a link in a loop of links (or a chain over 40 long)";
+            return d;
+        }
+        std::string to(PATH_MAX, '\0');
+        const ssize_t n = ::readlink(cur.c_str(), to.data(), to.size());
+        if (n <= 0 || size_t(n) >= to.size()) {
+            d.problem = "is a link that cannot be read";
+            return d;
+        }
+        to.resize(size_t(n));
+        const fs::path base = fs::path(cur).has_parent_path() ? fs::path(cur).parent_path() : fs::path(".");
+        cur = fs::path(to).is_absolute() ? to : (base / to).string();
+    }
+    // A link the kernel resolves by itself (/proc/self/fd/N) may name no file by its text: the text must lead to
+    // the same file the link does, or the output would go somewhere else.
+    struct stat end{};
+    const bool end_exists = ::stat(cur.c_str(), &end) == 0;
+    if (target_exists ? !(end_exists && end.st_dev == st.st_dev && end.st_ino == st.st_ino) : end_exists) {
+        d.problem = "is a link to a file that has no name to write it by (" + cur + ")";
+        return d;
+    }
+    d.path = cur;
+    return d;
+}
+
+} // namespace
+
+std::string output_file_problem(const std::string& name) {
+    const fs::path named(name);
+    if (name.empty() || named.filename().empty() || named.filename() == "." || named.filename() == "..")
+        return "is not a file name";
+    const destination d = destination_of(name);
+    if (!d.problem.empty()) return d.problem;
+    if (d.kind == destination::stream) return {};
+    if (d.kind == destination::in_place) return ::access(name.c_str(), W_OK) == 0 ? "" : "is not writable";
+    const std::string& file = d.path;
+    const std::string via = file == name ? "" : " (where the link " + name + " leads)";
     const fs::path p(file);
-    if (file.empty() || p.filename().empty() || p.filename() == "." || p.filename() == "..") return "is not a file name";
     const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
     std::error_code ec;
-    if (!fs::is_directory(dir, ec)) return "directory " + dir.string() + " does not exist";
-    if (fs::is_directory(p, ec)) return "is a directory";
+    if (!fs::is_directory(dir, ec)) return "directory " + dir.string() + " does not exist" + via;
+    if (fs::is_directory(p, ec)) return "is a directory" + via;
     struct stat st{};
     const bool exists = ::stat(file.c_str(), &st) == 0;
-    // A device or FIFO is written in place; anything else is replaced through a temporary in its directory.
-    if (exists && !S_ISREG(st.st_mode)) return ::access(file.c_str(), W_OK) == 0 ? "" : "is not writable";
-    if (::access(dir.c_str(), W_OK) != 0) return "directory " + dir.string() + " is not writable";
-    if (exists && ::access(file.c_str(), W_OK) != 0) return "is not writable";
+    if (::access(dir.c_str(), W_OK) != 0) return "directory " + dir.string() + " is not writable" + via;
+    if (exists && ::access(file.c_str(), W_OK) != 0) return "is not writable" + via;
     return {};
 }
 
@@ -48,11 +130,6 @@ std::string random_suffix() {
     std::string s;
     for (int i = 0; i < 10; ++i) s += chars[g() % (sizeof chars - 1)];
     return s;
-}
-
-bool in_place(const std::string& file) {
-    struct stat st{};
-    return ::stat(file.c_str(), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
 }
 
 // Temporaries to remove when the process is stopped by SIGINT, SIGTERM or SIGHUP (a killed run leaves no hidden
@@ -113,16 +190,28 @@ void disarm_cleanup(int& slot) {
 
 output_file::output_file(std::string target) : m_target(std::move(target)) {
     if (m_target.empty()) throw output_error("cannot write an output file with an empty name");
-    if (in_place(m_target)) {
+    const destination d = destination_of(m_target);
+    if (!d.problem.empty()) throw output_error("cannot write " + m_target + ": it " + d.problem);
+    if (d.kind == destination::stream) {
+        // After what the process printed there so far.
+        std::cout.flush();
+        std::cerr.flush();
+        std::fflush(d.stream_fd == 1 ? stdout : stderr);
+        m_fd = ::fcntl(d.stream_fd, F_DUPFD_CLOEXEC, 3);
+        if (m_fd < 0) fail("cannot write", errno);
+        return;
+    }
+    if (d.kind == destination::in_place) {
         m_fd = ::open(m_target.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
         if (m_fd < 0) fail("cannot write", errno);
         return;
     }
-    const fs::path p(m_target);
+    m_file = d.path;
+    const fs::path p(m_file);
     const std::string dir = p.has_parent_path() ? p.parent_path().string() : std::string(".");
     // The temporary's mode is the target's if it exists (an executable script stays executable), else 0666 less umask.
     struct stat st{};
-    const bool exists = ::stat(m_target.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    const bool exists = ::stat(m_file.c_str(), &st) == 0 && S_ISREG(st.st_mode);
     for (int attempt = 0; attempt < 100 && m_fd < 0; ++attempt) {
         // At most 200 bytes of the name, so the temporary of a name near the 255-byte limit is still a name.
         m_tmp = dir + "/." + p.filename().string().substr(0, 200) + "." + random_suffix() + ".tmp";
@@ -169,7 +258,7 @@ void output_file::commit() {
     m_fd = -1;
     if (::close(fd) != 0) fail("cannot write", errno);
     if (m_tmp.empty()) return;
-    if (::rename(m_tmp.c_str(), m_target.c_str()) != 0) fail("cannot write", errno);
+    if (::rename(m_tmp.c_str(), m_file.c_str()) != 0) fail("cannot write", errno);
     disarm_cleanup(m_cleanup_slot);
     m_tmp.clear();
 }
@@ -305,7 +394,10 @@ captured_output::~captured_output() {
 namespace {
 
 // Identity of a file for comparison: "" for a device, FIFO or what cannot be resolved (left to the other checks).
-std::string identity(const std::string& path) {
+std::string identity(const std::string& name) {
+    const destination d = destination_of(name);
+    if (d.kind != destination::replace || !d.problem.empty()) return {};
+    const std::string& path = d.path;
     struct stat st{};
     if (::stat(path.c_str(), &st) == 0) {
         if (!S_ISREG(st.st_mode)) return {};

@@ -5,6 +5,9 @@
 //   touched, two runs writing one output never share a temporary), written, flushed, checked, then renamed over the
 //   target: the target holds the old or the whole new content, never a part;
 // - a device or FIFO (/dev/null, /dev/stdout, a pipe) is written in place, never replaced;
+// - a symbolic link the user named is never replaced: the output goes where it leads (a regular file there is
+//   replaced as above, beside itself); a link to the process's own standard output or error that is a regular
+//   file (`--stats /dev/stdout > out.txt`) is written through that stream, after what was printed before;
 // - a run stopped by SIGINT, SIGTERM or SIGHUP removes its temporaries (SIGKILL cannot be caught: a killed run may
 //   leave a .FILE.xxxxxxxxxx.tmp beside FILE, never a damaged FILE);
 // - every failure is an exception naming the file and the system's reason ("cannot write x.json: No space left on
@@ -45,7 +48,8 @@ public:
 
 private:
     [[noreturn]] void fail(const std::string& what, int err);
-    std::string m_target, m_tmp;  // m_tmp empty: written in place (a device or FIFO)
+    std::string m_target, m_tmp;  // m_tmp empty: written in place (a device, FIFO or standard stream)
+    std::string m_file;           // what m_tmp is renamed over: m_target, or where the link m_target leads
     int m_fd = -1;
     int m_cleanup_slot = -1;  // m_tmp's entry for the signal-time cleanup
 };

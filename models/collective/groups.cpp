@@ -33,6 +33,7 @@ schedule build_groups(const topology& platform, const std::vector<std::vector<ui
         out.group_chips = std::max(out.group_chips, uint32_t(g.size()));
         if (g.size() == 1) continue;  // nothing to exchange
         const schedule s = build(topology::make_ring(uint32_t(g.size())), p);
+        check_step_budget(p, uint64_t(out.steps.size()) + s.steps.size());
         const uint32_t base = uint32_t(out.steps.size());
         out.input_bytes = std::max(out.input_bytes, s.input_bytes);
         out.output_bytes = std::max(out.output_bytes, s.output_bytes);

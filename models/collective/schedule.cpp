@@ -124,6 +124,12 @@ topology topology::make_cluster(uint32_t servers, std::array<uint32_t, 3> d) {
     return t;
 }
 
+void check_step_budget(const params& p, uint64_t steps) {
+    if (steps > std::min<uint64_t>(p.max_steps, UINT32_MAX))
+        throw schedule_too_large("the schedule has more than " + std::to_string(std::min<uint64_t>(p.max_steps, UINT32_MAX)) +
+                                 " steps");
+}
+
 schedule build(const topology& topo, const params& p) {
     schedule s;
     s.p = p;

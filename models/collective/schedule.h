@@ -22,6 +22,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -117,7 +118,17 @@ struct params {
     uint64_t bytes = 0;
     uint32_t chunks = 1;
     uint32_t root = 0;            // broadcast source
+    // The most steps the builder makes: a larger schedule throws std::length_error (schedule_too_large) before it
+    // takes the host's memory (the caller sets it from the memory it may use; step ids are 32-bit).
+    uint64_t max_steps = UINT32_MAX;
 };
+
+// What the builder throws when a schedule would exceed params::max_steps.
+struct schedule_too_large : std::length_error {
+    using std::length_error::length_error;
+};
+// Throws schedule_too_large if a schedule of `steps` steps exceeds p.max_steps.
+void check_step_budget(const params& p, uint64_t steps);
 
 struct schedule {
     params p;

@@ -120,6 +120,7 @@ private:
         st.kind = k;
         st.src = src;
         st.dst = dst;
+        check_step_budget(s_.p, s_.steps.size() + 1);
         uint32_t id = static_cast<uint32_t>(s_.steps.size());
         hz_.read(src, id, st.deps);
         if (k == step_kind::reduce) hz_.read(dst, id, st.deps);

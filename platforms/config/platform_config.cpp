@@ -298,7 +298,7 @@ std::vector<tlmx::fault_spec> parse_faults(const node& chip_node, const chip_con
         if (s.kind == "slow" && s.latency_ns <= 0) f.fail("latency_ns", "required for kind \"slow\" (> 0)");
         s.policy = f.get_choice("policy", "error", {"error", "remap"});
         s.on = f.get_choice("on", "read", {"read", "write"});
-        std::string name = f.get_string("name", "");
+        std::string name = f.get_label("name", "");
         s.label = f.path() + " (" + (name.empty() ? tg + ":" + s.kind : name) + ")";
         f.finish();
         out.push_back(s);
@@ -308,7 +308,7 @@ std::vector<tlmx::fault_spec> parse_faults(const node& chip_node, const chip_con
 
 chip_config parse_chip(const node& n, const std::string& dir) {
     chip_config c;
-    c.name = n.get_string("name", c.name);
+    c.name = n.get_label("name", c.name);
     c.cores = uint32_t(n.get_uint("cores", c.cores, 1, 256));
     c.core = parse_core(n.child("core"));
     c.hbm = parse_hbm(n.child("hbm"), dir);
@@ -377,9 +377,7 @@ nlohmann::json fault_option_json(const std::string& option) {
             if (eq == std::string::npos || eq == 0) throw bad("'" + item + "': expected key=value");
             std::string key = item.substr(0, eq), text = item.substr(eq + 1);
             if (j.contains(key)) throw bad("'" + key + "' given twice");
-            try {
-                j[key] = nlohmann::json::parse(text);
-            } catch (const nlohmann::json::exception&) {
+            if (!config::parse_json_value(text, "--fault " + key, j[key])) {
                 if (!config::valid_utf8(text)) throw bad("'" + key + "': the value is not valid UTF-8 text");
                 j[key] = text;
             }
@@ -396,7 +394,7 @@ std::string default_config_dir() { return TRNSIM_CONFIG_DIR; }
 platform_config parse_platform(const nlohmann::json& j, const std::string& source, const std::string& dir) {
     node root = node::root(j, source);
     platform_config p;
-    p.description = root.get_string("description", "");
+    p.description = root.get_label("description", "");
     root.get_string("extends", "");  // already resolved by load_platform
     std::string kind = root.get_choice("platform", "single_chip", {"single_chip", "server", "cluster"});
     p.chip = parse_chip(root.child("chip"), dir);
@@ -456,6 +454,13 @@ platform_config load_platform(const std::string& name_or_file, const std::vector
     };
     std::string file = resolve(name_or_file);
     nlohmann::json merged = config::load_json_file(file);
+    // `--set extends=P` (or null) replaces what the file extends before the chain is resolved; every other
+    // override applies to the merged chain.
+    std::vector<std::string> rest;
+    for (const auto& o : overrides) {
+        if (o.compare(0, 8, "extends=") == 0) config::apply_override(merged, o);
+        else rest.push_back(o);
+    }
     std::vector<std::string> chain{file};
     while (merged.contains("extends")) {
         if (!merged["extends"].is_string()) throw config_error(chain.back() + ": extends: expected a preset name");
@@ -479,7 +484,8 @@ platform_config load_platform(const std::string& name_or_file, const std::vector
         config::merge(base, merged);
         merged = std::move(base);
     }
-    for (const auto& o : overrides) config::apply_override(merged, o);
+    const nlohmann::json unmodified = merged;
+    for (const auto& o : rest) config::apply_override(merged, o);
     size_t first_option_fault = 0;
     if (!fault_options.empty()) {
         if (!merged["chip"].is_object()) merged["chip"] = nlohmann::json::object();
@@ -505,7 +511,7 @@ platform_config load_platform(const std::string& name_or_file, const std::vector
                 throw config_error(msg + " (from --fault " + fault_options[i] + ")");
             }
         }
-        for (auto it = overrides.rbegin(); it != overrides.rend(); ++it) {
+        for (auto it = rest.rbegin(); it != rest.rend(); ++it) {
             std::string key = it->substr(0, it->find('='));
             if (msg.compare(0, key.size(), key) == 0 && msg.size() > key.size() &&
                 (msg[key.size()] == ':' || msg[key.size()] == '.' || msg[key.size()] == '[')) {
@@ -513,9 +519,32 @@ platform_config load_platform(const std::string& name_or_file, const std::vector
                 throw config_error(msg + " (from --set " + *it + ")");
             }
         }
+        // A check across keys (one the overrides did not name) failed: if the files alone pass it, the overrides
+        // caused it. Name the ones that cause it on their own, else all of them (their combination does).
+        if (!rest.empty() && fault_options.empty()) {
+            auto fails = [&](const std::vector<std::string>& os) {
+                nlohmann::json t = unmodified;
+                try {
+                    for (const auto& o : os) config::apply_override(t, o);
+                    (void)parse_platform(t, file, dir);
+                    return false;
+                } catch (const config_error& e2) {
+                    return std::string(e2.what()) == e.what();
+                }
+            };
+            if (!fails({})) {
+                std::string named;
+                for (const auto& o : rest)
+                    if (fails({o})) named += (named.empty() ? "" : ", ") + ("--set " + o);
+                if (named.empty())
+                    for (const auto& o : rest) named += (named.empty() ? "" : ", ") + ("--set " + o);
+                strip_in();
+                throw config_error(msg + " (from " + named + " on " + file + ")");
+            }
+        }
         throw;
     }
-    p.preset = fs::path(file).stem().string();
+    p.preset = config::printable(fs::path(file).stem().string());
     p.files = chain;
     p.modified = !fault_options.empty() || names_file(name_or_file) ||
                  std::any_of(overrides.begin(), overrides.end(), [](const std::string& o) { return o.rfind("sim.", 0) != 0; });

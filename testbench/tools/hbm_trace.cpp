@@ -1,5 +1,6 @@
 #include "testbench/tools/hbm_trace.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <cmath>
@@ -20,20 +21,15 @@ namespace trnsim::tb {
 
 namespace {
 
-bool parse_u64(const std::string& s, uint64_t& v) {
-    if (s.empty()) return false;
-    try {
-        size_t pos = 0;
-        v = std::stoull(s, &pos, 0);  // base 0: decimal, 0x hex (and 0 octal)
-        return pos == s.size() && s[0] != '-';
-    } catch (const std::exception&) {
-        return false;
-    }
-}
+// Decimal or 0x hex (a leading zero is decimal, never octal).
+bool parse_u64(const std::string& s, uint64_t& v) { return config::parse_whole(s, v, /*hex=*/true); }
 
 } // namespace
 
-std::vector<hbm_request> read_hbm_trace(std::istream& in, const std::string& name, uint64_t capacity) {
+double max_trace_ns(uint32_t stacks) { return 1e9 / double(std::max<uint32_t>(stacks, 1)); }
+
+std::vector<hbm_request> read_hbm_trace(std::istream& in, const std::string& name, uint64_t capacity, uint32_t stacks) {
+    const double max_ns = max_trace_ns(stacks);
     std::vector<hbm_request> out;
     std::string line;
     uint64_t lineno = 0;
@@ -57,9 +53,16 @@ std::vector<hbm_request> read_hbm_trace(std::istream& in, const std::string& nam
         } catch (const std::exception&) {
             fail("bad time '" + f[0] + "' (expected a non-negative number of ns)");
         }
-        // At most 1 s of simulated time: the model steps through every refresh of an idle gap (1 s takes about
-        // 25 s of wall time), and far larger times overflowed its clock cycles (1e20 wrapped to 0.04 us).
-        if (r.time_ns > 1e9) fail("time '" + f[0] + "' is beyond 1e9 ns (1 s of simulated time, the most a trace may span)");
+        // The model steps through every refresh of an idle gap, on every stack (1 s of one stack takes about 25 s of
+        // wall time), and far larger times overflowed its clock cycles (1e20 wrapped to 0.04 us).
+        if (r.time_ns > max_ns) {
+            char lim[64];
+            std::snprintf(lim, sizeof lim, "%g", max_ns);  // 1e+09 shown as 1e9
+            std::string l = lim;
+            if (const auto e = l.find("e+"); e != std::string::npos) l.erase(e + 1, l[e + 2] == '0' ? 2 : 1);
+            fail("time '" + f[0] + "' is beyond " + l + " ns (1e9 ns / " + std::to_string(stacks) + " stack" +
+                 (stacks == 1 ? "" : "s") + ": the most a trace may span, as the model steps through every refresh)");
+        }
         if (f[1] == "R" || f[1] == "r") r.write = false;
         else if (f[1] == "W" || f[1] == "w") r.write = true;
         else fail("bad command '" + f[1] + "' (expected R or W)");
@@ -72,14 +75,14 @@ std::vector<hbm_request> read_hbm_trace(std::istream& in, const std::string& nam
     return out;
 }
 
-std::vector<hbm_request> read_hbm_trace_file(const std::string& file, uint64_t capacity) {
+std::vector<hbm_request> read_hbm_trace_file(const std::string& file, uint64_t capacity, uint32_t stacks) {
     std::error_code ec;
     if (std::filesystem::is_directory(file, ec)) throw std::runtime_error(file + ": is a directory, not a trace file");
     if (std::filesystem::exists(file, ec) && !std::filesystem::is_regular_file(file, ec))
         throw std::runtime_error(file + ": not a regular file (a trace is a text file of `time_ns R|W address size` lines)");
     std::ifstream in(file);
     if (!in) throw std::runtime_error(file + ": cannot open trace file");
-    return read_hbm_trace(in, file, capacity);
+    return read_hbm_trace(in, file, capacity, stacks);
 }
 
 std::vector<hbm_request> make_hbm_pattern(const hbm_pattern& p, uint64_t capacity) {

@@ -35,8 +35,14 @@ struct hbm_pattern {
 };
 
 // Reads a trace; throws std::runtime_error("name:line: ...") on malformed lines or addresses beyond `capacity`.
-std::vector<hbm_request> read_hbm_trace(std::istream& in, const std::string& name, uint64_t capacity);
-std::vector<hbm_request> read_hbm_trace_file(const std::string& file, uint64_t capacity);
+// `stacks`: the HBM's stack count. The model steps through every refresh of every pseudo-channel, idle or not
+// (1 s of one stack takes about 25 s of wall time), so a trace may span at most 1e9 / stacks ns: a run of a trace
+// accepted here takes tens of seconds at most, whatever its stacks.
+std::vector<hbm_request> read_hbm_trace(std::istream& in, const std::string& name, uint64_t capacity,
+                                        uint32_t stacks = 1);
+std::vector<hbm_request> read_hbm_trace_file(const std::string& file, uint64_t capacity, uint32_t stacks = 1);
+// The longest a trace may span with `stacks` stacks (ns of simulated time).
+double max_trace_ns(uint32_t stacks);
 // Synthetic requests (all at time 0, i.e. as fast as the HBM accepts them). Addresses wrap at `capacity`.
 std::vector<hbm_request> make_hbm_pattern(const hbm_pattern& p, uint64_t capacity);
 

@@ -53,6 +53,32 @@ TEST_CASE("trace errors name file and line", "[hbm][trace]") {
     CHECK(parse_error("1e9 R 0 64\n") == "no error");
 }
 
+TEST_CASE("trace numbers are decimal or 0x hex, never octal", "[hbm][trace]") {
+    std::istringstream in("0 R 010 0100\n");
+    auto t = tb::read_hbm_trace(in, "t.trace", 1 << 20);
+    REQUIRE(t.size() == 1);
+    CHECK(t[0].addr == 10);
+    CHECK(t[0].size == 100);
+    CHECK_THAT(parse_error("0 R 0o10 64\n"), Contains("t.trace:1: bad address '0o10'"));
+    CHECK_THAT(parse_error("0 R +64 64\n"), Contains("t.trace:1: bad address '+64'"));
+}
+
+TEST_CASE("the span a trace may have shrinks with the stacks (every stack's refresh is stepped)", "[hbm][trace]") {
+    auto with_stacks = [](const std::string& text, uint32_t stacks) -> std::string {
+        std::istringstream in(text);
+        try {
+            tb::read_hbm_trace(in, "t.trace", 1 << 20, stacks);
+        } catch (const std::runtime_error& e) {
+            return e.what();
+        }
+        return "no error";
+    };
+    CHECK(with_stacks("0 R 0 64\n2.5e8 R 0 64\n", 4) == "no error");
+    CHECK_THAT(with_stacks("0 R 0 64\n3e8 R 0 64\n", 4),
+               Contains("t.trace:2: time '3e8' is beyond 2.5e8 ns (1e9 ns / 4 stacks"));
+    CHECK_THAT(with_stacks("1e9 R 0 64\n", 8), Contains("is beyond 1.25e8 ns (1e9 ns / 8 stacks"));
+}
+
 TEST_CASE("synthetic patterns", "[hbm][trace]") {
     const uint64_t cap = 1 << 24;
     tb::hbm_pattern p;

@@ -35,10 +35,37 @@ expect 0 "result check +PASS" "$trnsim" run $S --stats notes.json
 [ -f out.json ] && [ ! -L out.json ] || fail "out.json is not a regular file"
 grep -q '"sim_ns"' out.json || fail "out.json has no statistics"
 no_temporaries
-# An output that is itself a link is replaced by the new file, never written through.
-ln -s victim.txt linked.json
-expect 0 "result check +PASS" "$trnsim" run $S --stats linked.json
-[ "$(cat victim.txt)" = victim ] && [ ! -L linked.json ] || fail "--stats wrote through a link"
+# An output the user named that is a link is never replaced: the file it leads to is (beside itself, by rename).
+echo old > target.json; mkdir -p sub; ln -s ../target.json sub/linked.json; ln -s sub/linked.json chain.json
+expect 0 "result check +PASS" "$trnsim" run $S --stats chain.json
+[ -L chain.json ] && [ -L sub/linked.json ] || fail "--stats replaced a link the user named"
+grep -q '"sim_ns"' target.json || fail "--stats did not write where the link leads"
+ls -A sub | grep -q tmp && fail "a temporary was left in the link's directory"
+no_temporaries
+ln -s nowhere.json dangling.json
+expect 0 "result check +PASS" "$trnsim" run $S --stats dangling.json
+[ -L dangling.json ] && grep -q '"sim_ns"' nowhere.json || fail "a dangling link was replaced, not followed"
+ln -s loop1.json loop2.json; ln -s loop2.json loop1.json
+expect 2 "trnsim run: --stats 'loop1.json': is a link in a loop of links" "$trnsim" run $S --stats loop1.json
+mkdir -p ro; ln -s ro/x.json into_ro.json; chmod 555 ro
+if [ "$(id -u)" != 0 ]; then
+  expect 2 "--stats 'into_ro.json': directory ro is not writable \\(where the link into_ro.json leads\\)" \
+    "$trnsim" run $S --stats into_ro.json
+fi
+chmod 755 ro
+# /dev/stdout and /proc/self/fd/1 with stdout redirected to a file: the stats go into that file after the
+# report, and the system's links stay links.
+for name in /dev/stdout /proc/self/fd/1 /dev/fd/1; do
+  "$trnsim" run $S --stats "$name" > redirected.txt 2>redirected.err || fail "--stats $name > file: $(cat redirected.err)"
+  [ -L /dev/stdout ] || fail "--stats $name replaced the system's /dev/stdout link"
+  grep -q '"sim_ns"' redirected.txt || fail "--stats $name > file: no statistics in the file"
+done
+"$trnsim" run --m 64 --k 64 --n 64 --stats /dev/stdout > redirected.txt 2>&1 || fail "--stats /dev/stdout with a report"
+grep -q "result check" redirected.txt && grep -q '"sim_ns"' redirected.txt || fail "report or stats lost in one file"
+[ "$(grep -n 'result check' redirected.txt | cut -d: -f1)" -lt "$(grep -n '"sim_ns"' redirected.txt | cut -d: -f1)" ] ||
+  fail "the stats were not written after what was printed before"
+"$trnsim" run $S --stats /dev/stderr 2> redirected.err > /dev/null || fail "--stats /dev/stderr 2> file"
+grep -q '"sim_ns"' redirected.err || fail "--stats /dev/stderr 2> file: no statistics in the file"
 
 # 2. Two runs writing one output at once: both succeed, the file is one run's whole output.
 "$trnsim" run $S --no-wall-time --seed 1 --stats ref1.json >/dev/null || fail "ref1"
@@ -121,6 +148,17 @@ if "$trnsim" plot roofline ref1.json -o probe.png >/dev/null 2>&1; then
   ln -s victim.txt plot.png.tmp
   expect 0 "wrote plot.png" "$trnsim" plot roofline ref1.json -o plot.png
   [ "$(cat victim.txt)" = victim ] && [ -L plot.png.tmp ] || fail "the plot followed a planted link"
+  no_temporaries
+  # A plot never overwrites its own input or another plot of the same run, by any name; a named link stays.
+  cp ref1.json in.json; cp in.json in.orig
+  ln -s in.json in_alias.png
+  expect 2 "error: -o in_alias.png is the same file as the input in.json: the plot would overwrite its input" \
+    "$trnsim" plot roofline in.json -o in_alias.png
+  cmp -s in.json in.orig || fail "the plot overwrote its input"
+  expect 2 "error: -o ./twice.png is the same file as -o twice.png" "$trnsim" plot roofline in.json -o twice.png -o ./twice.png
+  ln -s real_plot.png plot_link.png
+  expect 0 "wrote plot_link.png" "$trnsim" plot roofline in.json -o plot_link.png
+  [ -L plot_link.png ] && [ -s real_plot.png ] || fail "the plot replaced a link the user named"
   no_temporaries
 fi
 echo "outputs.sh: all passed"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # rtl_wave_outputs.sh TRNSIM WORKDIR ROWSxCOLS FORMAT: the output rules (tlm/output_file.h) for the RTL waveforms
 # (--wave FILE.FORMAT and its transactor VCD FILE.wrapper.vcd), which Verilator and SystemC write through a private
-# directory: an output that is a link is replaced, never written through; a run that fails leaves both old files as
+# directory: an output that is a link stays a link, the waveform going where it leads; a run that fails leaves both old files as
 # they were; a full device is an error with the system's reason (for the FST file and for the wrapper VCD); cosim
 # follows the same rules; a run stopped by SIGTERM leaves no temporary (in the target's directory or $TMPDIR) and no
 # waveform; no private directory is left after any run.
@@ -26,15 +26,15 @@ clean() {  # no temporary beside the outputs, no private directory under $TMPDIR
 R="--quiet --m 32 --k 40 --n 70 --dtype bf16 --set chip.cores=1 --set chip.core.te.impl=rtl \
   --set chip.core.te.rows=$rows --set chip.core.te.cols=$cols"
 
-# 1. Outputs that are links are replaced by whole files; the links' targets are untouched.
-echo victim > victim.txt; echo victim > victim2.txt
-ln -s victim.txt "w.$fmt"; ln -s victim2.txt w.wrapper.vcd
+# 1. Outputs that are links the user named stay links: the whole waveforms go where they lead (replaced there).
+echo victim > "target.$fmt"; echo victim > target.wrapper.vcd
+ln -s "target.$fmt" "w.$fmt"; ln -s target.wrapper.vcd w.wrapper.vcd
 # shellcheck disable=SC2086
 expect 0 "result check +PASS" "$trnsim" run $R --wave "w.$fmt"
-[ "$(cat victim.txt)" = victim ] && [ "$(cat victim2.txt)" = victim ] || fail "a link's target was written"
-[ -f "w.$fmt" ] && [ ! -L "w.$fmt" ] && [ -f w.wrapper.vcd ] && [ ! -L w.wrapper.vcd ] || fail "the links were not replaced"
-grep -q '^\$enddefinitions' w.wrapper.vcd || fail "w.wrapper.vcd is not a whole VCD"
-python3 "$here/../cli/wave_check.py" "w.$fmt" --var clk >/dev/null || fail "w.$fmt is not a whole waveform"
+[ -L "w.$fmt" ] && [ -L w.wrapper.vcd ] || fail "a link the user named was replaced"
+grep -q '^\$enddefinitions' target.wrapper.vcd || fail "the wrapper VCD's link target is not a whole VCD"
+python3 "$here/../cli/wave_check.py" "target.$fmt" --var clk >/dev/null || fail "target.$fmt is not a whole waveform"
+rm -f "target.$fmt" target.wrapper.vcd
 clean
 
 # 2. A run that fails leaves the old waveforms as they were.
@@ -57,9 +57,11 @@ if [ -c /dev/full ]; then
 fi
 
 # 4. cosim writes its waveforms by the same rules.
-ln -s victim.txt "c.$fmt"
+ln -s "ctarget.$fmt" "c.$fmt"
 expect 0 "PASS" "$trnsim" cosim --rows "$rows" --cols "$cols" --tiles 2 --wave "c.$fmt"
-[ "$(cat victim.txt)" = victim ] && [ -f "c.$fmt" ] && [ ! -L "c.$fmt" ] || fail "cosim wrote through a link"
+[ -L "c.$fmt" ] && python3 "$here/../cli/wave_check.py" "ctarget.$fmt" --var clk >/dev/null ||
+  fail "cosim replaced a link or wrote no whole waveform where it leads"
+rm -f "ctarget.$fmt" ctarget.wrapper.vcd
 clean
 
 # 5. SIGTERM while the waveform is being written: no temporaries, no waveform, the default exit status of SIGTERM.

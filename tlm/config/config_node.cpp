@@ -26,6 +26,30 @@ std::string show(const nlohmann::json& j) {
     return s;
 }
 
+bool parse_whole(const std::string& t, uint64_t& v, bool hex) {
+    size_t i = 0;
+    uint64_t base = 10;
+    if (hex && t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
+        base = 16;
+        i = 2;
+    }
+    v = 0;
+    bool digit = false;
+    for (; i < t.size(); ++i) {
+        const char c = t[i];
+        uint64_t d;
+        if (c >= '0' && c <= '9') d = uint64_t(c - '0');
+        else if (base == 16 && c >= 'a' && c <= 'f') d = uint64_t(c - 'a' + 10);
+        else if (base == 16 && c >= 'A' && c <= 'F') d = uint64_t(c - 'A' + 10);
+        else if (c == '_' && digit) continue;
+        else return false;
+        if (v > (~0ull - d) / base) return false;
+        v = v * base + d;
+        digit = true;
+    }
+    return digit;
+}
+
 bool valid_utf8(const std::string& s) {
     try {
         (void)nlohmann::json(s).dump();
@@ -55,12 +79,18 @@ node node::root(const nlohmann::json& j, std::string source) {
     return n;
 }
 
-namespace {
 // Key paths come from the input: control characters (a NUL would cut the message short) are shown escaped.
 std::string printable(const std::string& s) {
     std::string out;
-    for (unsigned char c : s) {
-        if (c >= 0x20 && c != 0x7f) {
+    for (size_t i = 0; i < s.size(); ++i) {
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        const bool c1 = c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+                        static_cast<unsigned char>(s[i + 1]) <= 0x9f;  // U+0080..U+009F in UTF-8
+        if (c1) {
+            char b[16];
+            std::snprintf(b, sizeof b, "\\xc2\\x%02x", static_cast<unsigned char>(s[++i]));
+            out += b;
+        } else if (c >= 0x20 && c != 0x7f) {
             out += char(c);
         } else {
             char b[8];
@@ -70,7 +100,6 @@ std::string printable(const std::string& s) {
     }
     return out;
 }
-} // namespace
 
 void node::fail(const std::string& key, const std::string& msg) const {
     throw config_error(printable(key_path(key)) + ": " + msg + (m_source.empty() ? "" : " (in " + m_source + ")"));
@@ -193,13 +222,17 @@ std::string node::get_string(const std::string& key, const std::string& def) con
     return j->get<std::string>();
 }
 
+std::string node::get_label(const std::string& key, const std::string& def) const {
+    return printable(get_string(key, def));
+}
+
 std::string node::get_choice(const std::string& key, const std::string& def, const std::vector<std::string>& choices) const {
     std::string v = get_string(key, def);
     for (const auto& c : choices)
         if (c == v) return v;
     std::string list;
     for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
-    fail(key, "'" + v + "' is not one of: " + list);
+    fail(key, "'" + printable(v) + "' is not one of: " + list);
 }
 
 std::vector<uint64_t> node::get_uint_list(const std::string& key, const std::vector<uint64_t>& def, uint64_t lo,
@@ -277,7 +310,52 @@ private:
 };
 } // namespace
 
+namespace {
+// Levels of [ and { outside strings and comments, deepest first reached: throws past max_json_depth.
+void check_depth(const std::string& text, const std::string& source) {
+    size_t depth = 0, line = 1, col = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        ++col;
+        if (c == '\n') { ++line; col = 0; continue; }
+        if (c == '"') {
+            for (++i; i < text.size() && text[i] != '"'; ++i)
+                if (text[i] == '\\') ++i;
+            continue;
+        }
+        if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+            while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+            continue;
+        }
+        if (c == '/' && i + 1 < text.size() && text[i + 1] == '*') {
+            const size_t end = text.find("*/", i + 2);
+            for (size_t k = i; k < std::min(end, text.size()); ++k) if (text[k] == '\n') ++line;
+            i = end == std::string::npos ? text.size() : end + 1;
+            continue;
+        }
+        if (c == '[' || c == '{') {
+            if (++depth > max_json_depth)
+                throw config_error(source + ":" + std::to_string(line) + ":" + std::to_string(col) +
+                                   ": JSON nested deeper than " + std::to_string(max_json_depth) + " levels");
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            --depth;
+        }
+    }
+}
+} // namespace
+
+bool parse_json_value(const std::string& text, const std::string& what, nlohmann::json& out) {
+    check_depth(text, what);
+    try {
+        out = nlohmann::json::parse(text);
+        return true;
+    } catch (const nlohmann::json::exception&) {
+        return false;
+    }
+}
+
 nlohmann::json parse_json(const std::string& text, const std::string& source) {
+    check_depth(text, source);
     try {
         return nlohmann::json::parse(text, duplicate_key_check(source), true, /*ignore_comments=*/true);
     } catch (const nlohmann::json::parse_error& e) {
@@ -319,9 +397,7 @@ void apply_override(nlohmann::json& j, const std::string& assignment) {
         if (c < 0x20 || c == 0x7f) throw config_error("--set " + printable(assignment) + ": control character in the key");
     std::string path = assignment.substr(0, eq), text = assignment.substr(eq + 1);
     nlohmann::json value;
-    try {
-        value = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception&) {
+    if (!parse_json_value(text, "--set " + printable(path), value)) {
         if (!valid_utf8(text)) throw config_error("--set " + printable(path) + "=...: the value is not valid UTF-8 text");
         value = text;
     }

@@ -47,6 +47,9 @@ public:
     int64_t get_int(const std::string& key, int64_t def, int64_t lo, int64_t hi) const;
     bool get_bool(const std::string& key, bool def) const;
     std::string get_string(const std::string& key, const std::string& def) const;
+    // A name or description that reports and listings print: the string with control characters and terminal
+    // escapes shown as \xNN (printable()), so a config cannot move the cursor or hide text on a terminal.
+    std::string get_label(const std::string& key, const std::string& def) const;
     // A string that must be one of `choices`.
     std::string get_choice(const std::string& key, const std::string& def, const std::vector<std::string>& choices) const;
     std::vector<uint64_t> get_uint_list(const std::string& key, const std::vector<uint64_t>& def, uint64_t lo,
@@ -77,12 +80,25 @@ private:
 std::string show(const nlohmann::json& j);
 // An address or size as "0x1f000" (for messages).
 std::string show_hex(uint64_t v);
+// A whole number written as text (an option, a trace field, an address): decimal digits, or with `hex` also 0x /
+// 0X and hex digits; '_' may separate digits. A leading zero is still decimal (never octal). False if the text is
+// not such a number (signs, spaces, no digit) or does not fit 64 bits.
+bool parse_whole(const std::string& text, uint64_t& v, bool hex);
+// Text from an input made safe to print: C0 control characters (ESC, CR, NUL, ...), DEL and the C1 controls
+// (U+0080..U+009F, which terminals also obey) shown as \xNN; other UTF-8 kept.
+std::string printable(const std::string& s);
 // Whether text is valid UTF-8 (JSON strings must be).
 bool valid_utf8(const std::string& s);
 
 // Parses JSON text; syntax errors name the source and line:column, a key given twice in one object is an error
 // naming its path (JSON itself would silently keep the last one).
 nlohmann::json parse_json(const std::string& text, const std::string& source);
+// The most levels of arrays and objects a JSON text may nest (deeper is a config_error naming the source, before it
+// is parsed: formatting or destroying such a value would recurse past the stack).
+constexpr size_t max_json_depth = 256;
+// A value given as text on the command line (--set key=TEXT, --fault kind,key=TEXT): true and `out` if TEXT is
+// JSON, false if it is not (the caller takes it as a string); a config_error naming `what` if it nests too deep.
+bool parse_json_value(const std::string& text, const std::string& what, nlohmann::json& out);
 // Reads and parses a file; a missing, unreadable or non-regular file (a directory) is a config_error naming it.
 nlohmann::json load_json_file(const std::string& file);
 

@@ -87,6 +87,14 @@ void validate_memspec(const memspec& m, const std::string& where, const std::map
              "tRTW (" + ck(m.tRTW) + ") must be >= tRL + burst - tWL (" + ck(m.tRL + m.burst_cycles() - m.tWL) +
                  "), or read and write data would collide on the bus");
     need(m.tREFI > m.tRFC, t("tREFI"), "tREFI (" + ck(m.tREFI) + ") must be > tRFC (" + ck(m.tRFC) + ")");
+    // Between two all-bank refreshes there must be time to serve one access (activate, read, precharge), or a
+    // controller that refreshes on time never serves a request (a livelock).
+    {
+        const uint64_t one_access = uint64_t(m.tRFC) + m.tRC + m.tRCD + m.tRL + m.burst_cycles();
+        need(m.tREFI >= one_access, t("tREFI"),
+             "tREFI (" + ck(m.tREFI) + ") leaves no time to serve a request between refreshes: it must be >= tRFC + "
+             "tRC + tRCD + tRL + burst (" + ck(uint32_t(std::min<uint64_t>(one_access, UINT32_MAX))) + ")");
+    }
     if (m.tRFCpb) {
         need(m.tRFCpb < m.tRFC, t("tRFCpb"), "tRFCpb (" + ck(m.tRFCpb) + ") must be < tRFC (" + ck(m.tRFC) + ")");
         need(m.tRREFD >= 1, t("tRREFD"), "is required (>= 1 tCK) when tRFCpb is given");
@@ -99,7 +107,7 @@ void validate_memspec(const memspec& m, const std::string& where, const std::map
 
 memspec parse_memspec(const config::node& n) {
     memspec m;
-    m.name = n.get_string("name", "unnamed");
+    m.name = n.get_label("name", "unnamed");
     // Free-text documentation fields: accepted and ignored.
     (void)n.get_string("standard", "");
     (void)n.get_string("description", "");

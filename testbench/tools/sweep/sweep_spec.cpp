@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "tlm/config/config_node.h"
@@ -127,6 +128,7 @@ spec parse(const json& j, const std::string& source) {
     const json& axes = j.value("axes", json::array());
     if (!axes.is_array()) fail(source, "axes", "expected an array of axes");
     std::set<std::string> names;
+    std::map<std::string, std::string> axis_of_key;  // key path -> the axis that sets it
     uint64_t grid_points = 1;
     for (size_t i = 0; i < axes.size(); ++i) {
         const std::string p = "axes[" + std::to_string(i) + "]";
@@ -187,6 +189,9 @@ spec parse(const json& j, const std::string& source) {
             a.log = flag("log");
             a.integer = flag("integer");
             if (!(a.lo <= a.hi)) fail(source, p + ".range", "low must not exceed high");
+            // Every step must be a number: a width beyond a double's range would make steps infinite (null in
+            // JSON, so the point would silently run the default).
+            if (!std::isfinite(a.hi - a.lo)) fail(source, p + ".range", "high - low overflows a double (" + r.dump() + ")");
             if (a.integer && !(std::fabs(a.lo) <= 9007199254740992.0 && std::fabs(a.hi) <= 9007199254740992.0))
                 fail(source, p + ".range", "an integer range must lie within +-2^53");
             if (a.log && a.lo <= 0) fail(source, p + ".range", "a log range needs low > 0");
@@ -202,6 +207,16 @@ spec parse(const json& j, const std::string& source) {
             } else if (aj.contains("steps")) {
                 fail(source, p + ".steps", "only for grid mode (random mode draws from the range)");
             }
+        }
+        // One key, one axis: two axes setting it would contradict each other in every point they share.
+        std::set<std::string> own;
+        for (const auto& v : a.values)
+            for (const auto& [k, _] : v.set) own.insert(k);
+        if (a.range) own.insert(a.key);
+        for (const auto& k : own) {
+            auto [it, fresh] = axis_of_key.emplace(k, a.name);
+            if (!fresh)
+                fail(source, p, "key '" + k + "' is set by axis '" + it->second + "' too (one key, one axis)");
         }
         if (s.mode == "grid") {
             grid_points *= a.values.size();  // each factor <= MAX_POINTS and the product kept <= MAX_POINTS: no overflow

@@ -12,6 +12,7 @@
 #include "tlm/config/config_node.h"
 #include "platforms/single_chip/factories.h"
 #include "testbench/verification/cosim/me_golden.h"
+#include "testbench/sim_run.h"
 
 namespace trnsim::tb {
 
@@ -250,9 +251,23 @@ cosim_result run_cosim(const cosim_options& opt) {
     cosim_driver d_rtl("rtl_driver", RTL, opt, cfg_rtl, *rtl.backend, sb);
     cosim_watchdog dog("watchdog", opt, cfg, sb);
 
-    const auto t0 = std::chrono::steady_clock::now();
-    if (opt.tiles > 0) sc_core::sc_start();
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // The common run loop: a progress line on long runs (millions of tiles), the hang watchdog, deadlock reports.
+    sim_probe probe;
+    probe.finished = [&] {
+        return !dog.error.empty() || (sb.completed(TLM) == opt.tiles && sb.completed(RTL) == opt.tiles);
+    };
+    probe.progress = [&] { return sb.completed(TLM) + sb.completed(RTL); };
+    probe.progress_text = [&] {
+        return "tiles " + std::to_string(std::min(sb.completed(TLM), sb.completed(RTL))) + "/" +
+               std::to_string(opt.tiles);
+    };
+    probe.stuck = [&] {
+        return std::vector<std::string>{std::to_string(sb.completed(TLM)) + " (TLM model) and " +
+                                        std::to_string(sb.completed(RTL)) + " (RTL) of " + std::to_string(opt.tiles) +
+                                        " tiles complete"};
+    };
+    const sim_options so;
+    const double wall = opt.tiles > 0 ? run_to_completion(probe, so) : 0.0;
 
     if (!opt.wave.empty()) platform::rtl_finish_waves();  // throws when a waveform cannot be written whole
     cosim_result r = sb.result();

@@ -19,6 +19,13 @@ gemm_layout plan_layout(const gemm_spec& g, const platform::chip_config& chip) {
                                     std::to_string(g.k) + " n=" + std::to_string(g.n) + ")");
     const uint64_t es = numerics::size_of(g.dtype), limit = 1ull << 40;
     if (g.m > limit || g.k > limit || g.n > limit) throw std::invalid_argument("gemm: a dimension exceeds 2^40");
+    // Sizes up to 2^40 x 2^40 overflow 64 bits: checked in floating point first (a wrapped size would pass).
+    const double need = double(g.k) * double(g.m) * double(es) + double(g.k) * double(g.n) * double(es) +
+                        double(g.m) * double(g.n) * 4.0;
+    if (need > double(chip.hbm.capacity_bytes))
+        throw std::invalid_argument("gemm: operands need " + std::to_string(uint64_t(std::min(need, 1.8e19)) >> 20) +
+                                    " MiB but HBM (chip.hbm.capacity_gib) holds " +
+                                    std::to_string(chip.hbm.capacity_bytes >> 20) + " MiB");
     gemm_layout l;
     l.a_bytes = g.k * g.m * es;
     l.b_bytes = g.k * g.n * es;

@@ -23,6 +23,8 @@ struct program_result {
     std::map<std::string, double> stats;
 };
 
-program_result run_program(const platform::platform_config& cfg, const program_file& p, const sim_options& opt);
+// `check` false (--no-check): the program's "check" entries are not compared (the result says so).
+program_result run_program(const platform::platform_config& cfg, const program_file& p, const sim_options& opt,
+                           bool check = true);
 
 } // namespace trnsim::tb

@@ -25,28 +25,7 @@ std::string trim(const std::string& s) {
 }
 
 // A whole number in decimal or 0x hex; false if the text is not one (or overflows 64 bits).
-bool parse_number(const std::string& t, uint64_t& v) {
-    if (t.empty()) return false;
-    size_t i = 0;
-    int base = 10;
-    if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
-        base = 16;
-        i = 2;
-    }
-    v = 0;
-    for (; i < t.size(); ++i) {
-        int d;
-        char c = t[i];
-        if (c >= '0' && c <= '9') d = c - '0';
-        else if (base == 16 && c >= 'a' && c <= 'f') d = c - 'a' + 10;
-        else if (base == 16 && c >= 'A' && c <= 'F') d = c - 'A' + 10;
-        else if (c == '_') continue;
-        else return false;
-        if (v > (~0ull - uint64_t(d)) / uint64_t(base)) return false;
-        v = v * uint64_t(base) + uint64_t(d);
-    }
-    return true;
-}
+bool parse_number(const std::string& t, uint64_t& v) { return config::parse_whole(t, v, /*hex=*/true); }
 
 // Addresses: a number, "0x..." text, or "REGION[+OFFSET]". Chip-global regions: hbm, core<N>.sbuf, core<N>.psum;
 // core-local (MATMUL operands): sbuf, psum.
@@ -245,7 +224,7 @@ program_file parse_program(const nlohmann::json& j, const std::string& file, con
     address_reader addr(chip);
     program_file p;
     p.file = file;
-    p.description = root.get_string("description", "");
+    p.description = root.get_label("description", "");
     for (const node& f : root.children("init")) {
         program_file::fill x;
         x.path = f.path();

@@ -31,8 +31,8 @@ model_spec load_model(const std::string& what, const std::string& config_dir) {
     const config::node n = config::node::root(j, file);
     model_spec m;
     m.source = file;
-    m.name = n.get_string("name", std::filesystem::path(file).stem().string());
-    m.description = n.get_string("description", "");
+    m.name = n.get_label("name", config::printable(std::filesystem::path(file).stem().string()));
+    m.description = n.get_label("description", "");
     for (const char* k : {"layers", "hidden", "heads", "ffn", "vocab", "seq", "global_batch"})
         if (!n.has(k)) n.fail(k, "required (the model's shape has no default)");
     m.layers = uint32_t(n.get_uint("layers", m.layers, 1, 1000));
