@@ -228,6 +228,16 @@ int cmd_collective(const args& a) {
         return usage_error("the " + std::string(collective::name_of(p.o)) + " schedule on " + std::to_string(n) +
                            " chips with --chunks " + std::to_string(p.chunks) + " " + why);
     };
+    {
+        // The closed-form bound first: a schedule far beyond the memory is refused without building anything.
+        collective::params one = p;
+        one.chunks = 1;
+        const double bound1 = collective::step_bound(cfg.multichip.topo, one);
+        if (bound1 * per_step > host_limit)
+            check_host_memory(a, "the " + std::string(collective::name_of(p.o)) + " schedule on " + std::to_string(n) +
+                                     " chips (up to " + fmt("%.3g", bound1) + " steps a chunk)",
+                              bound1 * per_step * p.chunks, fewer);
+    }
     if (p.chunks > 1) {
         collective::params one = p;
         one.chunks = 1;

@@ -116,7 +116,7 @@ int cmd_hbm(const args& a) {
         std::partial_sort(sizes.begin(), sizes.begin() + w, sizes.end(), std::greater<uint64_t>());
         double in_flight = 0;
         for (size_t i = 0; i < w; ++i) in_flight += double(sizes[i]);
-        check_host_memory(a, "this HBM run (" + std::to_string(reqs.size()) + " requests, the largest " +
+        check_host_memory(a, "this HBM run (" + count_text(reqs.size(), "request") + ", the largest " +
                                  std::to_string(w ? sizes[0] : 0) + " bytes)",
                           0.75 * in_flight + 64.0 * double(reqs.size()) + 64.0 * 1048576,
                           "smaller requests (--size or the trace's sizes) or fewer in flight (--outstanding)");

@@ -130,6 +130,14 @@ void check_step_budget(const params& p, uint64_t steps) {
                                  " steps");
 }
 
+double step_bound(const topology& topo, const params& p) {
+    const double n = topo.chips();
+    double k = n;
+    if (p.a == algo::torus || p.a == algo::hierarchical)
+        k = double(topo.dims[0]) + topo.dims[1] + topo.dims[2] + (topo.k == topology::kind::cluster ? topo.servers : 0);
+    return double(std::max<uint32_t>(p.chunks, 1)) * (6.0 * n * k + 2.0 * n);
+}
+
 schedule build(const topology& topo, const params& p) {
     schedule s;
     s.p = p;

@@ -129,6 +129,12 @@ struct schedule_too_large : std::length_error {
 };
 // Throws schedule_too_large if a schedule of `steps` steps exceeds p.max_steps.
 void check_step_budget(const params& p, uint64_t steps);
+// An upper bound of the steps build(topo, p) makes, in closed form (nothing is built): chunks x (6 n K + 2 n), n the
+// chips and K the chips of the rings a chip takes part in (n for the ring, bidirectional-ring and direct algorithms;
+// the sum of the torus dimensions, plus the servers on a cluster, for torus and hierarchical). The schedules hold
+// about 3 n (n - 1) steps a chunk for a ring allreduce and 6 n (n - 1) for a bidirectional one (tests/collective
+// check every algorithm against it), so the host memory of a schedule is known before it is built.
+double step_bound(const topology& topo, const params& p);
 
 struct schedule {
     params p;

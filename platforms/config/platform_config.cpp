@@ -461,6 +461,7 @@ platform_config load_platform(const std::string& name_or_file, const std::vector
         if (o.compare(0, 8, "extends=") == 0) config::apply_override(merged, o);
         else rest.push_back(o);
     }
+    if (merged.contains("extends") && merged["extends"].is_null()) merged.erase("extends");  // null removes the key
     std::vector<std::string> chain{file};
     while (merged.contains("extends")) {
         if (!merged["extends"].is_string()) throw config_error(chain.back() + ": extends: expected a preset name");
@@ -508,7 +509,7 @@ platform_config load_platform(const std::string& name_or_file, const std::vector
             std::string key = "chip.faults[" + std::to_string(first_option_fault + i) + "]";
             if (msg.compare(0, key.size(), key) == 0) {
                 strip_in();
-                throw config_error(msg + " (from --fault " + fault_options[i] + ")");
+                throw config_error(msg + " (from --fault " + config::printable(fault_options[i]) + ")");
             }
         }
         for (auto it = rest.rbegin(); it != rest.rend(); ++it) {
@@ -516,7 +517,7 @@ platform_config load_platform(const std::string& name_or_file, const std::vector
             if (msg.compare(0, key.size(), key) == 0 && msg.size() > key.size() &&
                 (msg[key.size()] == ':' || msg[key.size()] == '.' || msg[key.size()] == '[')) {
                 strip_in();
-                throw config_error(msg + " (from --set " + *it + ")");
+                throw config_error(msg + " (from --set " + config::printable(*it) + ")");
             }
         }
         // A check across keys (one the overrides did not name) failed: if the files alone pass it, the overrides
@@ -535,9 +536,9 @@ platform_config load_platform(const std::string& name_or_file, const std::vector
             if (!fails({})) {
                 std::string named;
                 for (const auto& o : rest)
-                    if (fails({o})) named += (named.empty() ? "" : ", ") + ("--set " + o);
+                    if (fails({o})) named += (named.empty() ? "" : ", ") + ("--set " + config::printable(o));
                 if (named.empty())
-                    for (const auto& o : rest) named += (named.empty() ? "" : ", ") + ("--set " + o);
+                    for (const auto& o : rest) named += (named.empty() ? "" : ", ") + ("--set " + config::printable(o));
                 strip_in();
                 throw config_error(msg + " (from " + named + " on " + file + ")");
             }

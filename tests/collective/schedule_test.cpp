@@ -109,6 +109,7 @@ void check_all(op o) {
                         INFO(describe(t, p));
                         schedule s = build(t, p);
                         validate(s);
+                        CHECK(double(s.steps.size()) <= step_bound(t, p));
                         auto bufs = inputs(s);
                         execute_reference(s, bufs);
                         for (uint32_t c = 0; c < n; ++c) {

@@ -187,10 +187,11 @@ uint64_t node::get_uint(const std::string& key, uint64_t def, uint64_t lo, uint6
         if (d >= 18446744073709551616.0)
             fail(key, "value " + show(*j) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
     } else if (!j->is_number_unsigned()) {
-        if (j->is_number_integer()) fail(key, "expected a non-negative whole number, got " + show(*j));
-        fail(key, "expected a whole number, got " + type_name(*j) + " " + show(*j));
+        // -0 is JSON's signed zero: the whole number 0.
+        if (j->is_number_integer() && j->get<int64_t>() < 0) fail(key, "expected a non-negative whole number, got " + show(*j));
+        if (!j->is_number_integer()) fail(key, "expected a whole number, got " + type_name(*j) + " " + show(*j));
     }
-    uint64_t v = j->is_number_float() ? uint64_t(j->get<double>()) : j->get<uint64_t>();
+    uint64_t v = j->is_number_float() ? uint64_t(j->get<double>()) : j->is_number_unsigned() ? j->get<uint64_t>() : uint64_t(j->get<int64_t>());
     if (v < lo || v > hi)
         fail(key, "value " + std::to_string(v) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
     return v;
