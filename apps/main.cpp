@@ -17,6 +17,7 @@
 #include "apps/collective.h"
 #include "apps/hbm.h"
 #include "apps/observers.h"
+#include "apps/platform_run.h"
 #include "apps/report.h"
 #include "apps/sweep.h"
 #include "apps/train.h"
@@ -41,9 +42,13 @@ const char* RUN_USAGE = R"(trnsim run [--preset NAME | --config FILE] [--set key
                  [--no-causal] [--rows R] [--cols C] [--step T] [--lr LR] [--seed S]
            [--timing-only | --no-check] [--stats FILE.json [--no-wall-time]] [--wall-limit SECONDS] [--stall-limit-us US]
            [--max-host-gib G] [--quiet]
+       trnsim run --platform NAME [--set chips.model=full] [--chips all|0,3,...] [gemm options] [--timing-only | --no-check]
+           [--stats FILE.json [--no-wall-time]] [--wall-limit SECONDS] [--stall-limit-us US] [--max-host-gib G] [--quiet]
   simulates a workload on one chip and prints a report (a server / cluster preset runs with trnsim collective or
   trnsim train)
   defaults: --preset trn2 --workload gemm --m 1024 --k 1024 --n 1024 --dtype bf16 --seed 1
+  --platform runs the GEMM on every chosen full chip of a server or cluster preset at once (SPMD; chip c's operands
+  from seed S + c x 0x9e3779b97f4a7c15), checks every chip's result and reports each chip and the platform
   --workload program runs the instruction streams of a program file (docs/program_format.md)
   --fault injects a fault (see tests/robustness), e.g. hbm.channel3:disable,policy=remap  core0.dma2:error,after=10
   --wave traces core 0's RTL engine (--wave-cores picks others: one file each, tens of MB and a slower run per core)
@@ -61,7 +66,7 @@ const char* EXIT_STATUS =
 const app::option_set RUN_OPTIONS = {
     {"preset", "config", "set", "workload", "m", "k", "n", "dtype", "seed", "stats", "wall-limit", "config-dir",
      "timeline", "timeline-max-events", "timeline-window", "vcd", "wave", "wave-cores", "fault", "program",
-     "stall-limit-us", "seq", "max-host-gib",
+     "stall-limit-us", "seq", "max-host-gib", "platform", "chips",
      "hidden", "heads", "ffn", "rows", "cols", "step", "lr", "norm"},
     {"no-check", "quiet", "timeline-noc", "no-wall-time", "forward-only", "no-causal", "timing-only"},
     {"set", "fault"}};
@@ -149,6 +154,8 @@ int cmd_list(const app::args& a) {
 
 int cmd_run(const app::args& a) {
     a.no_positional();
+    if (a.has("platform")) return app::cmd_run_platform(a);
+    a.refuse({"chips"}, "applies to --platform (a GEMM on chips of a server or cluster)");
     std::string workload = a.str("workload", "gemm");
     if (workload != "gemm" && workload != "program" && !app::is_transformer_workload(workload))
         throw app::usage_error("unknown workload '" + workload + "' (trnsim list shows the workloads)");
@@ -165,29 +172,8 @@ int cmd_run(const app::args& a) {
     if (a.has("program")) throw app::usage_error("--program applies to --workload program");
     for (const std::string& k : app::TRANSFORMER_OPTIONS)
         if (a.has(k)) throw app::usage_error("--" + k + " applies to the transformer workloads, not gemm");
-    tb::gemm_spec g;
-    g.m = a.u64("m", g.m);
-    g.k = a.u64("k", g.k);
-    g.n = a.u64("n", g.n);
-    g.seed = a.u64("seed", g.seed);
-    std::string dt = a.str("dtype", "bf16");
-    auto t = numerics::parse_dtype(dt);
-    if (!t) throw app::usage_error("--dtype: unknown type '" + dt + "' (fp32, tf32, bf16, fp16, fp8_e4m3, fp8_e5m2)");
-    g.dtype = *t;
-    if (cfg.chip.core.te.impl == te::te_impl::rtl) {
-        app::check_rtl_dtype("--dtype", g.dtype);
-        if (cfg.chip.core.te.fp8_double_row && numerics::size_of(g.dtype) == 1)
-            throw app::usage_error("--dtype " + dt + ": FP8 with chip.core.te.fp8_double_row=true (two MACs per PE) is "
-                                   "TLM-only; the RTL has one MAC per PE: add --set chip.core.te.fp8_double_row=false");
-    }
-    if (cfg.functional) {
-        // Operands, results and their golden copies live on the host as well as in the modelled HBM: measured
-        // RSS is 3.2-4x the operand and result bytes plus about 50 MiB (docs/RELIABILITY.md), estimated as 4x + 64 MiB.
-        const tb::gemm_layout l = tb::plan_layout(g, cfg.chip);  // also checks the dimensions and the chip's HBM
-        app::check_host_memory(a, "the functional gemm " + std::to_string(g.m) + "x" + std::to_string(g.k) + "x" +
-                                 std::to_string(g.n), 4.0 * double(l.a_bytes + l.b_bytes + l.c_bytes) + 64.0 * 1048576,
-                          "--timing-only runs the same timing without data");
-    }
+    const tb::gemm_spec g = app::gemm_spec_from(a, cfg);
+    app::check_gemm_host_memory(a, cfg, g, 1);
     tb::gemm_options opt;
     opt.check = !a.has("no-check");
     opt.sim = so;

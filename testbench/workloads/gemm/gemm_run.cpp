@@ -14,10 +14,109 @@
 
 namespace trnsim::tb {
 
+namespace {
+using wall_clock = std::chrono::steady_clock;
+double since(wall_clock::time_point t) { return std::chrono::duration<double>(wall_clock::now() - t).count(); }
+} // namespace
+
+gemm_operands make_operands(const gemm_spec& g) {
+    gemm_operands o;
+    o.at = random_tensor(g.dtype, g.k * g.m, g.seed, o.a_raw);
+    o.b = random_tensor(g.dtype, g.k * g.n, g.seed * 7919 + 1, o.b_raw);
+    return o;
+}
+
+void load_gemm(platform::chip& chip, const gemm_layout& layout, std::vector<core::core_program> programs,
+               const gemm_operands* ops) {
+    const auto& cc = chip.config();
+    if (ops) {
+        chip.host_write(layout.a_addr, ops->a_raw.data(), ops->a_raw.size());
+        chip.host_write(layout.b_addr, ops->b_raw.data(), ops->b_raw.size());
+    }
+    // End-to-end checksums: every load from A^T or B carries the checksum of what the host put there, so data
+    // corrupted in HBM or on the way is caught by the engines (and stores are checked source against destination).
+    if (cc.core.dma.checksum) {
+        auto host_read = [&](uint64_t a, uint8_t* buf, uint64_t n) { chip.host_read(a, buf, n); };
+        for (auto& p : programs)
+            for (auto& q : p.dma)
+                for (auto& in : q)
+                    if (in.dma.src >= layout.a_addr && in.dma.src < layout.c_addr) in.dma.checksum = dma::checksum_of(in.dma, host_read);
+    }
+    for (uint32_t c = 0; c < cc.cores; ++c) chip.cores[c]->load(std::move(programs[c]));
+}
+
+void gemm_figures(gemm_result& r, const platform::chip_config& cc, const gemm_layout& layout, const std::string& chip) {
+    const gemm_spec& g = r.spec;
+    const auto& te = cc.core.te;
+    const bool dr = te.fp8_double_row && (g.dtype == numerics::dtype::fp8_e4m3 || g.dtype == numerics::dtype::fp8_e5m2);
+    const double macs_per_cycle = double(te.rows) * te.cols * (dr ? 2 : 1) / (g.dtype == numerics::dtype::fp32 ? te.fp32_passes : 1);
+    r.flops = 2.0 * double(g.m) * double(g.k) * double(g.n);
+    r.peak_tflops = 2.0 * macs_per_cycle * te.clock_ghz * 1e9 * cc.cores / 1e12;
+    r.achieved_tflops = r.sim_ns > 0 ? r.flops / (r.sim_ns * 1e-9) / 1e12 : 0;
+    r.te_utilisation = r.achieved_tflops / r.peak_tflops;
+    double macs = 0, cap = 0;
+    for (uint32_t c = 0; c < cc.cores; ++c) {
+        const std::string core = chip + ".core" + std::to_string(c);
+        macs += r.stats[core + ".te.macs"];
+        cap += r.stats[core + ".te.capacity_macs"];
+        r.tiling.matmuls += uint64_t(r.stats[core + ".te.instructions"]);
+        r.tiling.dmas += uint64_t(r.stats[core + ".dma_instructions"]);
+        for (uint32_t e = 0; e < cc.core.dma.engines; ++e) r.dma_bytes += r.stats[core + ".dma" + std::to_string(e) + ".bytes"];
+    }
+    r.te_stream_utilisation = cap > 0 ? macs / cap : 0;
+    r.hbm_bytes = r.stats[chip + ".hbm.bytes_read"] + r.stats[chip + ".hbm.bytes_written"];
+    r.hbm_gbps = r.sim_ns > 0 ? r.hbm_bytes / r.sim_ns : 0;
+    r.hbm_peak_gbps = cc.hbm.bandwidth_gbps;
+    r.dma_gbps = r.sim_ns > 0 ? r.dma_bytes / r.sim_ns : 0;
+    r.dma_peak_gbps = cc.core.dma.engine_gbps * cc.core.dma.engines * cc.cores;
+    r.min_time_compute_ns = r.flops / (r.peak_tflops * 1e3);
+    r.min_time_hbm_ns = double(layout.a_bytes + layout.b_bytes + layout.c_bytes) / cc.hbm.bandwidth_gbps;
+    r.arithmetic_intensity = r.hbm_bytes > 0 ? r.flops / r.hbm_bytes : 0;
+    r.energy = energy::estimate(cc.energy, chip_activity(r.stats, chip, cc, r.sim_ns * 1e-9));
+    r.tflops_per_w = r.energy.avg_power_w() > 0 ? r.achieved_tflops / r.energy.avg_power_w() : 0;
+}
+
+void check_gemm(gemm_result& r, platform::chip& chip, const gemm_layout& layout, const gemm_operands* ops, bool check,
+                double progress_after_s) {
+    const gemm_spec& g = r.spec;
+    if (!ops) return;  // timing only: no data
+    std::vector<float> c(g.m * g.n);
+    chip.host_read(layout.c_addr, c.data(), c.size() * 4);
+    r.c_digest = digest_hex(c.data(), c.size() * 4);
+    if (!check) return;
+    r.checked = true;
+    std::vector<float> gold = golden_gemm(ops->at, ops->b, g.m, g.k, g.n, r.tiling.kt, 2, progress_after_s);
+    for (uint64_t i = 0; i < c.size(); ++i) {
+        if (std::memcmp(&c[i], &gold[i], 4) != 0) {
+            if (r.mismatches == 0) {
+                char buf[160];
+                uint32_t cb, gb;
+                std::memcpy(&cb, &c[i], 4);
+                std::memcpy(&gb, &gold[i], 4);
+                std::snprintf(buf, sizeof buf, "C[%llu][%llu] = %.9g (0x%08x), golden %.9g (0x%08x)",
+                              (unsigned long long)(i / g.n), (unsigned long long)(i % g.n), c[i], cb, gold[i], gb);
+                r.first_mismatch = buf;
+            }
+            ++r.mismatches;
+        }
+    }
+    // Error of the FP32 result against FP64 on up to 4096 sampled elements (all of them for small GEMMs).
+    uint64_t total = g.m * g.n, samples = std::min<uint64_t>(total, 4096);
+    std::vector<uint64_t> idx(samples);
+    for (uint64_t s = 0; s < samples; ++s) idx[s] = samples == total ? s : (s * 2654435761ull + 12345) % total;
+    const std::vector<double> refs = fp64_reference(ops->at, ops->b, g.m, g.k, g.n, idx);
+    for (uint64_t s = 0; s < samples; ++s) {
+        const double ref = refs[s];
+        double err = std::fabs(double(c[idx[s]]) - ref);
+        r.max_abs_err = std::max(r.max_abs_err, err);
+        if (std::fabs(ref) > 1e-3) r.max_rel_err = std::max(r.max_rel_err, err / std::fabs(ref));
+    }
+    r.error_samples = samples;
+    r.pass = r.mismatches == 0;
+}
+
 gemm_result run_gemm(const platform::platform_config& cfg, const gemm_spec& g, const gemm_options& opt) {
-    using clock = std::chrono::steady_clock;
-    auto since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
-    auto t_setup = clock::now();
+    auto t_setup = wall_clock::now();
     const auto& cc = cfg.chip;
     gemm_result r;
     r.spec = g;
@@ -30,26 +129,11 @@ gemm_result run_gemm(const platform::platform_config& cfg, const gemm_spec& g, c
     if (opt.on_built) opt.on_built(chip);
     sc_core::sc_start(sc_core::SC_ZERO_TIME);  // finish elaboration: bindings are final, time is 0
     r.setup_wall_s = since(t_setup);
-    auto t_operands = clock::now();
+    auto t_operands = wall_clock::now();
     // Host: random operands in [-1, 1), quantised to the input type, loaded into HBM.
-    std::vector<uint8_t> a_raw, b_raw;
-    std::vector<float> at, b;
-    if (cfg.functional) {
-        at = random_tensor(g.dtype, g.k * g.m, g.seed, a_raw);
-        b = random_tensor(g.dtype, g.k * g.n, g.seed * 7919 + 1, b_raw);
-        chip.host_write(layout.a_addr, a_raw.data(), a_raw.size());
-        chip.host_write(layout.b_addr, b_raw.data(), b_raw.size());
-    }
-    // End-to-end checksums: every load from A^T or B carries the checksum of what the host put there, so data
-    // corrupted in HBM or on the way is caught by the engines (and stores are checked source against destination).
-    if (cc.core.dma.checksum) {
-        auto host_read = [&](uint64_t a, uint8_t* buf, uint64_t n) { chip.host_read(a, buf, n); };
-        for (auto& p : programs)
-            for (auto& q : p.dma)
-                for (auto& in : q)
-                    if (in.dma.src >= layout.a_addr && in.dma.src < layout.c_addr) in.dma.checksum = dma::checksum_of(in.dma, host_read);
-    }
-    for (uint32_t c = 0; c < cc.cores; ++c) chip.cores[c]->load(std::move(programs[c]));
+    gemm_operands ops;
+    if (cfg.functional) ops = make_operands(g);
+    load_gemm(chip, layout, std::move(programs), cfg.functional ? &ops : nullptr);
     r.operands_wall_s = since(t_operands);
 
     sim_probe probe = make_chip_probe(chip);
@@ -65,76 +149,12 @@ gemm_result run_gemm(const platform::platform_config& cfg, const gemm_spec& g, c
 
     if (opt.on_finished) opt.on_finished(chip);
 
-    // Figures.
     r.stats = chip.stats().flatten();
     r.stat_meta = chip.stats().describe();
-    const auto& te = cc.core.te;
-    const bool dr = te.fp8_double_row && (g.dtype == numerics::dtype::fp8_e4m3 || g.dtype == numerics::dtype::fp8_e5m2);
-    const double macs_per_cycle = double(te.rows) * te.cols * (dr ? 2 : 1) / (g.dtype == numerics::dtype::fp32 ? te.fp32_passes : 1);
-    r.flops = 2.0 * double(g.m) * double(g.k) * double(g.n);
-    r.peak_tflops = 2.0 * macs_per_cycle * te.clock_ghz * 1e9 * cc.cores / 1e12;
-    r.achieved_tflops = r.sim_ns > 0 ? r.flops / (r.sim_ns * 1e-9) / 1e12 : 0;
-    r.te_utilisation = r.achieved_tflops / r.peak_tflops;
-    double macs = 0, cap = 0;
-    for (uint32_t c = 0; c < cc.cores; ++c) {
-        const std::string p = "chip0.core" + std::to_string(c) + ".te.";
-        macs += r.stats[p + "macs"];
-        cap += r.stats[p + "capacity_macs"];
-        r.tiling.matmuls += uint64_t(r.stats[p + "instructions"]);
-        r.tiling.dmas += uint64_t(r.stats["chip0.core" + std::to_string(c) + ".dma_instructions"]);
-        for (uint32_t e = 0; e < cc.core.dma.engines; ++e)
-            r.dma_bytes += r.stats["chip0.core" + std::to_string(c) + ".dma" + std::to_string(e) + ".bytes"];
-    }
-    r.te_stream_utilisation = cap > 0 ? macs / cap : 0;
-    r.hbm_bytes = r.stats["chip0.hbm.bytes_read"] + r.stats["chip0.hbm.bytes_written"];
-    r.hbm_gbps = r.sim_ns > 0 ? r.hbm_bytes / r.sim_ns : 0;
-    r.hbm_peak_gbps = cc.hbm.bandwidth_gbps;
-    r.dma_gbps = r.sim_ns > 0 ? r.dma_bytes / r.sim_ns : 0;
-    r.dma_peak_gbps = cc.core.dma.engine_gbps * cc.core.dma.engines * cc.cores;
-    r.min_time_compute_ns = r.flops / (r.peak_tflops * 1e3);
-    r.min_time_hbm_ns = double(layout.a_bytes + layout.b_bytes + layout.c_bytes) / cc.hbm.bandwidth_gbps;
-    r.arithmetic_intensity = r.hbm_bytes > 0 ? r.flops / r.hbm_bytes : 0;
-    r.energy = energy::estimate(cc.energy, chip_activity(r.stats, "chip0", cc, r.sim_ns * 1e-9));
-    r.tflops_per_w = r.energy.avg_power_w() > 0 ? r.achieved_tflops / r.energy.avg_power_w() : 0;
+    gemm_figures(r, cc, layout, "chip0");
 
-    auto t_check = clock::now();
-    std::vector<float> c;
-    if (cfg.functional) {
-        c.resize(g.m * g.n);
-        chip.host_read(layout.c_addr, c.data(), c.size() * 4);
-        r.c_digest = digest_hex(c.data(), c.size() * 4);
-    }
-    if (opt.check && cfg.functional) {
-        r.checked = true;
-        std::vector<float> gold = golden_gemm(at, b, g.m, g.k, g.n, r.tiling.kt, 2, opt.sim.progress_after_s);
-        for (uint64_t i = 0; i < c.size(); ++i) {
-            if (std::memcmp(&c[i], &gold[i], 4) != 0) {
-                if (r.mismatches == 0) {
-                    char buf[160];
-                    uint32_t cb, gb;
-                    std::memcpy(&cb, &c[i], 4);
-                    std::memcpy(&gb, &gold[i], 4);
-                    std::snprintf(buf, sizeof buf, "C[%llu][%llu] = %.9g (0x%08x), golden %.9g (0x%08x)",
-                                  (unsigned long long)(i / g.n), (unsigned long long)(i % g.n), c[i], cb, gold[i], gb);
-                    r.first_mismatch = buf;
-                }
-                ++r.mismatches;
-            }
-        }
-        // Error of the FP32 result against FP64 on up to 4096 sampled elements (all of them for small GEMMs).
-        uint64_t total = g.m * g.n, samples = std::min<uint64_t>(total, 4096);
-        std::vector<uint64_t> idx(samples);
-        for (uint64_t s = 0; s < samples; ++s) idx[s] = samples == total ? s : (s * 2654435761ull + 12345) % total;
-        const std::vector<double> refs = fp64_reference(at, b, g.m, g.k, g.n, idx);
-        for (uint64_t s = 0; s < samples; ++s) {
-            const double ref = refs[s];
-            double err = std::fabs(double(c[idx[s]]) - ref);
-            r.max_abs_err = std::max(r.max_abs_err, err);
-            if (std::fabs(ref) > 1e-3) r.max_rel_err = std::max(r.max_rel_err, err / std::fabs(ref));
-        }
-        r.error_samples = samples;
-        r.pass = r.mismatches == 0;
-    }
+    auto t_check = wall_clock::now();
+    check_gemm(r, chip, layout, cfg.functional ? &ops : nullptr, opt.check, opt.sim.progress_after_s);
     r.check_wall_s = since(t_check);
     return r;
 }

@@ -4,8 +4,10 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "models/energy/energy_model.h"
+#include "models/core/instruction.h"
 #include "platforms/config/platform_config.h"
 #include "testbench/workloads/gemm/gemm.h"
 #include "testbench/sim_run.h"
@@ -55,5 +57,24 @@ struct gemm_options {
 };
 
 gemm_result run_gemm(const platform::platform_config& cfg, const gemm_spec& g, const gemm_options& opt);
+
+// The pieces of a GEMM run on one chip, shared by run_gemm and the platform runs (platform_gemm.h).
+// Host operands: A^T and B, random in [-1, 1) quantised to the input type (g.seed), as floats and as raw bytes.
+struct gemm_operands {
+    std::vector<uint8_t> a_raw, b_raw;
+    std::vector<float> at, b;
+};
+gemm_operands make_operands(const gemm_spec& g);
+// Loads the operands (ops null: timing only, nothing stored) into the chip's HBM and the compiled programs into its
+// cores, with end-to-end DMA checksums on the operand loads when chip.core.dma.checksum is on.
+void load_gemm(platform::chip& chip, const gemm_layout& layout, std::vector<core::core_program> programs,
+               const gemm_operands* ops);
+// Fills r's figures (utilisation, bandwidths, bounds, energy) from r.stats (the stats of chip `chip`, e.g. "chip0")
+// and r.sim_ns.
+void gemm_figures(gemm_result& r, const platform::chip_config& cc, const gemm_layout& layout, const std::string& chip);
+// Reads C back (functional runs: ops non-null), its digest, and with `check` compares every element with the golden
+// GEMM and samples the error against FP64.
+void check_gemm(gemm_result& r, platform::chip& chip, const gemm_layout& layout, const gemm_operands* ops, bool check,
+                double progress_after_s);
 
 } // namespace trnsim::tb

@@ -1,0 +1,198 @@
+#include "apps/platform_run.h"
+
+#include <algorithm>
+#include <iostream>
+#include <sstream>
+
+#include "apps/collective.h"
+#include "apps/cosim.h"
+#include "apps/report.h"
+#include "testbench/workloads/gemm/platform_gemm.h"
+#include "tlm/config/config_node.h"
+
+namespace trnsim::app {
+
+tb::gemm_spec gemm_spec_from(const args& a, const platform::platform_config& cfg) {
+    tb::gemm_spec g;
+    g.m = a.u64("m", g.m);
+    g.k = a.u64("k", g.k);
+    g.n = a.u64("n", g.n);
+    g.seed = a.u64("seed", g.seed);
+    const std::string dt = a.str("dtype", "bf16");
+    auto t = numerics::parse_dtype(dt);
+    if (!t) throw usage_error("--dtype: unknown type '" + dt + "' (fp32, tf32, bf16, fp16, fp8_e4m3, fp8_e5m2)");
+    g.dtype = *t;
+    if (cfg.chip.core.te.impl == te::te_impl::rtl) {
+        check_rtl_dtype("--dtype", g.dtype);
+        if (cfg.chip.core.te.fp8_double_row && numerics::size_of(g.dtype) == 1)
+            throw usage_error("--dtype " + dt + ": FP8 with chip.core.te.fp8_double_row=true (two MACs per PE) is "
+                              "TLM-only; the RTL has one MAC per PE: add --set chip.core.te.fp8_double_row=false");
+    }
+    return g;
+}
+
+void check_gemm_host_memory(const args& a, const platform::platform_config& cfg, const tb::gemm_spec& g, uint32_t chips) {
+    if (!cfg.functional) return;
+    // Operands, results and their golden copies live on the host as well as in the modelled HBM: measured RSS is
+    // 3.2-4x the operand and result bytes plus about 50 MiB (docs/RELIABILITY.md), estimated as 4x + 64 MiB a chip.
+    const tb::gemm_layout l = tb::plan_layout(g, cfg.chip);  // also checks the dimensions and the chip's HBM
+    check_host_memory(a,
+                      "the functional gemm " + std::to_string(g.m) + "x" + std::to_string(g.k) + "x" + std::to_string(g.n) +
+                          (chips > 1 ? " on " + std::to_string(chips) + " chips" : ""),
+                      double(chips) * (4.0 * double(l.a_bytes + l.b_bytes + l.c_bytes) + 64.0 * 1048576),
+                      "--timing-only runs the same timing without data");
+}
+
+std::vector<uint32_t> parse_chip_list(const std::string& text, uint32_t chips) {
+    std::vector<uint32_t> out;
+    if (text == "all") {
+        for (uint32_t c = 0; c < chips; ++c) out.push_back(c);
+        return out;
+    }
+    size_t start = 0;
+    while (start <= text.size()) {
+        const size_t comma = text.find(',', start);
+        const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        uint64_t v = 0;
+        if (!config::parse_whole(item, v, false) || item.find('_') != std::string::npos)
+            throw usage_error("--chips: '" + config::printable(item) + "' is not a chip id (give ids like 0,3,5, or all)");
+        if (v >= chips)
+            throw usage_error("--chips: chip " + std::to_string(v) + " does not exist (the platform has " +
+                              std::to_string(chips) + " chips, 0 .. " + std::to_string(chips - 1) + ")");
+        if (std::find(out.begin(), out.end(), uint32_t(v)) != out.end())
+            throw usage_error("--chips: chip " + std::to_string(v) + " given twice");
+        out.push_back(uint32_t(v));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+namespace {
+
+std::string chip_list_text(const std::vector<uint32_t>& chips, uint32_t all) {
+    if (chips.size() == all) return "every chip";
+    std::string s;
+    for (uint32_t c : chips) s += (s.empty() ? "chip " : ", ") + std::to_string(c);
+    return s;
+}
+
+std::string format_platform_gemm(const platform::platform_config& cfg, const tb::platform_gemm_result& r) {
+    const auto& c = cfg.chip;
+    const tb::gemm_spec& g = r.per_chip.front().spec;
+    std::ostringstream o;
+    o << "trnsim platform GEMM report\n";
+    o << fmt("  platform        %s: %u chips; %s of %s: %s, TE %ux%u @ %.2f GHz\n", cfg.preset.c_str(),
+             cfg.multichip.chips(), chip_list_text(r.chips, cfg.multichip.chips()).c_str(), c.name.c_str(),
+             count_text(c.cores, "core").c_str(), c.core.te.rows, c.core.te.cols, c.core.te.clock_ghz);
+    o << fmt("  workload        GEMM M=%llu K=%llu N=%llu %s -> FP32 on each (SPMD; chip c's operands from seed %llu + c x "
+             "0x9e3779b97f4a7c15)\n",
+             (unsigned long long)g.m, (unsigned long long)g.k, (unsigned long long)g.n,
+             std::string(numerics::name_of(g.dtype)).c_str(), (unsigned long long)tb::chip_seed(g.seed, 0));
+    o << fmt("  simulated time  %s (the last chip to finish)\n", time_str(r.sim_ns).c_str());
+    o << fmt("  throughput      %.1f TFLOP/s of %.1f peak (%.1f%%) over the chosen chips; energy %.3f mJ\n",
+             r.achieved_tflops, r.peak_tflops, r.peak_tflops > 0 ? 100 * r.achieved_tflops / r.peak_tflops : 0,
+             r.energy_j * 1e3);
+    o << "  per chip        chip   time         TE util  HBM GB/s  DMA GB/s  energy mJ  check\n";
+    for (const auto& x : r.per_chip) {
+        const std::string chk = x.checked ? (x.pass ? "PASS" : "FAIL: " + std::to_string(x.mismatches) + " differ; first " +
+                                                                   x.first_mismatch)
+                                          : x.functional ? "not checked (--no-check)" : "timing only";
+        const size_t i = size_t(&x - r.per_chip.data());
+        o << fmt("                  %-5u  %-11s  %6.1f%%  %8.1f  %8.1f  %9.3f  %s\n", r.chips[i], time_str(x.sim_ns).c_str(),
+                 100 * x.te_utilisation, x.hbm_gbps, x.dma_gbps, x.energy.total_j * 1e3, chk.c_str());
+    }
+    o << fmt("  wall time       %.2f s in all: set-up %.2f s, operands %.2f s, simulation %.2f s, check %.2f s\n",
+             std::max(process_wall_s(), r.wall_s), r.setup_wall_s, r.operands_wall_s, r.wall_s, r.check_wall_s);
+    if (r.checked)
+        o << fmt("  result check    %s: %llu elements differ over %s (every chip's C against the golden GEMM of its "
+                 "operands)\n",
+                 r.pass ? "PASS" : "FAIL", (unsigned long long)r.mismatches, count_text(r.chips.size(), "chip").c_str());
+    else
+        o << (r.functional ? "  result check    skipped (--no-check)\n"
+                           : "  result check    none: timing-only run (sim.functional=false): no value is stored or computed\n");
+    return o.str();
+}
+
+nlohmann::json platform_gemm_json(const platform::platform_config& cfg, const tb::platform_gemm_result& r) {
+    nlohmann::json j;
+    j["config"] = cfg.source;
+    j["preset"] = cfg.preset;
+    const tb::gemm_spec& g = r.per_chip.front().spec;
+    j["workload"] = {{"name", "gemm"}, {"m", g.m}, {"k", g.k}, {"n", g.n}, {"dtype", std::string(numerics::name_of(g.dtype))},
+                     {"seed", tb::chip_seed(g.seed, 0)}, {"chips", r.chips}};
+    j["result"] = {{"sim_ns", r.sim_ns},           {"achieved_tflops", r.achieved_tflops},
+                   {"peak_tflops", r.peak_tflops}, {"energy_j", r.energy_j},
+                   {"functional", r.functional},   {"checked", r.checked},
+                   {"pass", r.pass},               {"mismatches", r.mismatches},
+                   {"wall_s", r.wall_s},           {"setup_wall_s", r.setup_wall_s},
+                   {"operands_wall_s", r.operands_wall_s}, {"check_wall_s", r.check_wall_s}};
+    nlohmann::json chips = nlohmann::json::array();
+    for (size_t i = 0; i < r.per_chip.size(); ++i) {
+        const auto& x = r.per_chip[i];
+        chips.push_back({{"chip", r.chips[i]},
+                         {"seed", x.spec.seed},
+                         {"sim_ns", x.sim_ns},
+                         {"achieved_tflops", x.achieved_tflops},
+                         {"te_utilisation", x.te_utilisation},
+                         {"te_stream_utilisation", x.te_stream_utilisation},
+                         {"hbm_gbps", x.hbm_gbps},
+                         {"dma_gbps", x.dma_gbps},
+                         {"energy_j", x.energy.total_j},
+                         {"checked", x.checked},
+                         {"pass", x.pass},
+                         {"mismatches", x.mismatches},
+                         {"c_digest", x.c_digest},
+                         {"stats", x.stats}});
+    }
+    j["chips"] = chips;
+    return j;
+}
+
+} // namespace
+
+int cmd_run_platform(const args& a) {
+    if (a.has("preset") || a.has("config"))
+        throw usage_error("--platform names the platform: give it instead of --preset / --config");
+    if (a.str("workload", "gemm") != "gemm")
+        throw usage_error("--platform runs --workload gemm (on every chosen chip); '" + a.str("workload", "") +
+                          "' runs on one chip (--preset)");
+    a.refuse({"program", "timeline", "timeline-max-events", "timeline-window", "timeline-noc", "vcd", "wave",
+              "wave-cores", "fault", "seq", "hidden", "heads", "ffn", "rows", "cols", "step", "lr", "norm",
+              "forward-only", "no-causal"},
+             "applies to a run on one chip (--preset), not yet to --platform");
+    if (a.has("stats")) check_writable("--stats", a.str("stats", ""));
+    else a.refuse({"no-wall-time"}, "applies to --stats FILE");
+    if (a.has("timing-only")) a.refuse({"seed"}, "applies to real data, not --timing-only");
+    platform::platform_config cfg = load_multichip(a, config_overrides(a), "run --platform needs");
+    check_distinct_files(a, &cfg);
+    const std::vector<uint32_t> chips = parse_chip_list(a.str("chips", "all"), cfg.multichip.chips());
+    for (uint32_t c : chips)
+        if (!cfg.multichip.full_chip[c])
+            throw usage_error("--chips: chip " + std::to_string(c) + " of " + cfg.preset +
+                              " is a light chip, which runs no programs: add --set chips.model=full (or list it in "
+                              "chips.full)");
+    const tb::gemm_spec g = gemm_spec_from(a, cfg);
+    check_gemm_host_memory(a, cfg, g, uint32_t(chips.size()));
+    tb::gemm_options opt;
+    opt.check = !a.has("no-check");
+    opt.sim.wall_limit_s = a.wall_limit_s();
+    opt.sim.stall_limit_us = a.num("stall-limit-us", 0, 0, 1e12);
+    if (a.has("quiet")) opt.sim.progress_after_s = 0;
+    tb::platform_gemm_result r;
+    try {
+        r = tb::run_platform_gemm(cfg, g, chips, opt);
+    } catch (const std::invalid_argument& e) {
+        throw usage_error(e.what());
+    }
+    std::cout << format_platform_gemm(cfg, r);
+    if (a.has("stats")) {
+        nlohmann::json j = platform_gemm_json(cfg, r);
+        if (a.has("no-wall-time")) strip_wall_time(j);
+        write_file_atomic(a.str("stats", ""), j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    }
+    return r.checked && !r.pass ? 1 : 0;
+}
+
+} // namespace trnsim::app
