@@ -38,20 +38,25 @@ const char* COLLECTIVE_USAGE = R"(trnsim collective [--platform NAME | --config 
 
 namespace {
 
-uint64_t parse_size(const std::string& s) {
+} // namespace
+
+uint64_t parse_size(const std::string& option, const std::string& s) {
     size_t i = 0;
     while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
     std::string num = s.substr(0, i), suf = s.substr(i);
-    if (num.empty() || num.size() > 18) throw usage_error("--bytes: '" + s + "' is not a size (e.g. 4096, 64MiB, 1GiB)");
+    if (num.empty() || num.size() > 18)
+        throw usage_error(option + ": '" + s + "' is not a size (e.g. 4096, 64MiB, 1GiB)");
     uint64_t v = std::stoull(num), m = 1;
     if (suf.empty() || suf == "B") m = 1;
     else if (suf == "K" || suf == "KiB" || suf == "k") m = 1ull << 10;
     else if (suf == "M" || suf == "MiB") m = 1ull << 20;
     else if (suf == "G" || suf == "GiB") m = 1ull << 30;
-    else throw usage_error("--bytes: unknown suffix '" + suf + "' in '" + s + "' (K, KiB, M, MiB, G, GiB)");
-    if (v > (~0ull) / m) throw usage_error("--bytes: '" + s + "' is too large");
+    else throw usage_error(option + ": unknown suffix '" + suf + "' in '" + s + "' (K, KiB, M, MiB, G, GiB)");
+    if (v > (~0ull) / m) throw usage_error(option + ": '" + s + "' is too large");
     return v * m;
 }
+
+namespace {
 
 std::string topo_text(const collective::topology& t) {
     auto dims = [&] {
@@ -162,7 +167,7 @@ int cmd_collective(const args& a) {
     auto t = numerics::parse_dtype(dt);
     if (!t) throw usage_error("--dtype: unknown type '" + dt + "' (fp32, tf32, bf16, fp16, fp8_e4m3, fp8_e5m2)");
     p.dt = *t;
-    p.bytes = parse_size(a.str("bytes", ""));
+    p.bytes = parse_size("--bytes", a.str("bytes", ""));
     if (p.bytes == 0) throw usage_error("--bytes must be > 0");
     p.chunks = a.u32("chunks", 1);
     if (p.chunks == 0 || p.chunks > 1u << 20) throw usage_error("--chunks must be in 1 .. 1048576");

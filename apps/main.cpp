@@ -42,13 +42,16 @@ const char* RUN_USAGE = R"(trnsim run [--preset NAME | --config FILE] [--set key
                  [--no-causal] [--rows R] [--cols C] [--step T] [--lr LR] [--seed S]
            [--timing-only | --no-check] [--stats FILE.json [--no-wall-time]] [--wall-limit SECONDS] [--stall-limit-us US]
            [--max-host-gib G] [--quiet]
-       trnsim run --platform NAME [--set chips.model=full] [--chips all|0,3,...] [gemm options] [--timing-only | --no-check]
+       trnsim run --platform NAME [--set chips.model=full] [--chips all|0,3,...] [gemm options]
+           [--concurrent OP:SIZE[:ALGO[:DTYPE]]] [--timing-only | --no-check]
            [--stats FILE.json [--no-wall-time]] [--wall-limit SECONDS] [--stall-limit-us US] [--max-host-gib G] [--quiet]
   simulates a workload on one chip and prints a report (a server / cluster preset runs with trnsim collective or
   trnsim train)
   defaults: --preset trn2 --workload gemm --m 1024 --k 1024 --n 1024 --dtype bf16 --seed 1
   --platform runs the GEMM on every chosen full chip of a server or cluster preset at once (SPMD; chip c's operands
-  from seed S + c x 0x9e3779b97f4a7c15), checks every chip's result and reports each chip and the platform
+  from seed S + c x 0x9e3779b97f4a7c15), checks every chip's result and reports each chip and the platform;
+  --concurrent runs a collective (e.g. allreduce:256MiB:ring) on every chip at the same time, on the chips' own DMA
+  queues and Vector Engines beside the GEMM, checked element by element
   --workload program runs the instruction streams of a program file (docs/program_format.md)
   --fault injects a fault (see tests/robustness), e.g. hbm.channel3:disable,policy=remap  core0.dma2:error,after=10
   --wave traces core 0's RTL engine (--wave-cores picks others: one file each, tens of MB and a slower run per core)
@@ -66,7 +69,7 @@ const char* EXIT_STATUS =
 const app::option_set RUN_OPTIONS = {
     {"preset", "config", "set", "workload", "m", "k", "n", "dtype", "seed", "stats", "wall-limit", "config-dir",
      "timeline", "timeline-max-events", "timeline-window", "vcd", "wave", "wave-cores", "fault", "program",
-     "stall-limit-us", "seq", "max-host-gib", "platform", "chips",
+     "stall-limit-us", "seq", "max-host-gib", "platform", "chips", "concurrent",
      "hidden", "heads", "ffn", "rows", "cols", "step", "lr", "norm"},
     {"no-check", "quiet", "timeline-noc", "no-wall-time", "forward-only", "no-causal", "timing-only"},
     {"set", "fault"}};
@@ -155,7 +158,7 @@ int cmd_list(const app::args& a) {
 int cmd_run(const app::args& a) {
     a.no_positional();
     if (a.has("platform")) return app::cmd_run_platform(a);
-    a.refuse({"chips"}, "applies to --platform (a GEMM on chips of a server or cluster)");
+    a.refuse({"chips", "concurrent"}, "applies to --platform (a GEMM on chips of a server or cluster)");
     std::string workload = a.str("workload", "gemm");
     if (workload != "gemm" && workload != "program" && !app::is_transformer_workload(workload))
         throw app::usage_error("unknown workload '" + workload + "' (trnsim list shows the workloads)");

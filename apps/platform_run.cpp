@@ -1,12 +1,14 @@
 #include "apps/platform_run.h"
 
 #include <algorithm>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
 #include "apps/collective.h"
 #include "apps/cosim.h"
 #include "apps/report.h"
+#include "testbench/forked.h"
 #include "testbench/workloads/gemm/platform_gemm.h"
 #include "tlm/config/config_node.h"
 
@@ -31,7 +33,8 @@ tb::gemm_spec gemm_spec_from(const args& a, const platform::platform_config& cfg
     return g;
 }
 
-void check_gemm_host_memory(const args& a, const platform::platform_config& cfg, const tb::gemm_spec& g, uint32_t chips) {
+void check_gemm_host_memory(const args& a, const platform::platform_config& cfg, const tb::gemm_spec& g, uint32_t chips,
+                            double more) {
     if (!cfg.functional) return;
     // Operands, results and their golden copies live on the host as well as in the modelled HBM: measured RSS is
     // 3.2-4x the operand and result bytes plus about 50 MiB (docs/RELIABILITY.md), estimated as 4x + 64 MiB a chip.
@@ -39,7 +42,7 @@ void check_gemm_host_memory(const args& a, const platform::platform_config& cfg,
     check_host_memory(a,
                       "the functional gemm " + std::to_string(g.m) + "x" + std::to_string(g.k) + "x" + std::to_string(g.n) +
                           (chips > 1 ? " on " + std::to_string(chips) + " chips" : ""),
-                      double(chips) * (4.0 * double(l.a_bytes + l.b_bytes + l.c_bytes) + 64.0 * 1048576),
+                      double(chips) * (4.0 * double(l.a_bytes + l.b_bytes + l.c_bytes) + 64.0 * 1048576) + more,
                       "--timing-only runs the same timing without data");
 }
 
@@ -69,7 +72,72 @@ std::vector<uint32_t> parse_chip_list(const std::string& text, uint32_t chips) {
     return out;
 }
 
+tb::concurrent_collective parse_concurrent(const std::string& text) {
+    tb::concurrent_collective c;
+    std::vector<std::string> f;
+    size_t start = 0;
+    while (true) {
+        const size_t colon = text.find(':', start);
+        f.push_back(text.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
+        if (colon == std::string::npos) break;
+        start = colon + 1;
+    }
+    if (f.size() < 2 || f.size() > 4)
+        throw usage_error("--concurrent: '" + config::printable(text) +
+                          "' is not OP:SIZE[:ALGO[:DTYPE]] (e.g. allreduce:256MiB:ring)");
+    try {
+        c.p.o = collective::parse_op(f[0]);
+        c.p.a = collective::parse_algo(f.size() > 2 ? f[2] : "ring");
+    } catch (const std::invalid_argument& e) {
+        throw usage_error(std::string("--concurrent: ") + e.what());
+    }
+    c.p.bytes = parse_size("--concurrent", f[1]);
+    if (c.p.bytes == 0) throw usage_error("--concurrent: the size must be > 0");
+    const std::string dt = f.size() > 3 ? f[3] : "fp32";
+    auto t = numerics::parse_dtype(dt);
+    if (!t) throw usage_error("--concurrent: unknown type '" + config::printable(dt) + "' (fp32, bf16, fp16, ...)");
+    c.p.dt = *t;
+    return c;
+}
+
 namespace {
+
+// What the interference comparison needs of one run: the two times and where the traffic went.
+nlohmann::json run_summary(const tb::platform_gemm_result& r) {
+    double hbm = 0, dma = 0;
+    for (const auto& c : r.per_chip) {
+        hbm += c.hbm_gbps;
+        dma += c.dma_gbps;
+    }
+    const double n = r.per_chip.empty() ? 1.0 : double(r.per_chip.size());
+    nlohmann::json links = nlohmann::json::object();
+    for (const auto& u : r.util) links[u.kind] = {{"max", u.max}, {"avg", u.avg}};
+    return {{"gemm_ns", r.sim_ns},       {"collective_ns", r.collective.sim_ns}, {"hbm_gbps", hbm / n},
+            {"dma_gbps", dma / n},       {"links", links}};
+}
+
+std::string format_interference(const nlohmann::json& f) {
+    const auto& g = f["gemm_alone"];
+    const auto& c = f["collective_alone"];
+    const auto& b = f["together"];
+    auto ratio = [](double x, double y) { return y > 0 ? x / y : 0.0; };
+    std::ostringstream o;
+    o << fmt("  interference    alone -> together (the same layout, SBUF split and queues; alone runs timing only):\n");
+    o << fmt("                  GEMM        %s -> %s (x%.3f)\n", time_str(g["gemm_ns"]).c_str(), time_str(b["gemm_ns"]).c_str(),
+             ratio(b["gemm_ns"], g["gemm_ns"]));
+    o << fmt("                  collective  %s -> %s (x%.3f)\n", time_str(c["collective_ns"]).c_str(),
+             time_str(b["collective_ns"]).c_str(), ratio(b["collective_ns"], c["collective_ns"]));
+    o << fmt("                  HBM GB/s per chip  GEMM alone %.1f, collective alone %.1f, together %.1f\n",
+             double(g["hbm_gbps"]), double(c["hbm_gbps"]), double(b["hbm_gbps"]));
+    o << fmt("                  DMA GB/s per chip  GEMM alone %.1f, collective alone %.1f, together %.1f\n",
+             double(g["dma_gbps"]), double(c["dma_gbps"]), double(b["dma_gbps"]));
+    for (auto it = b["links"].begin(); it != b["links"].end(); ++it) {
+        const double alone = c["links"].contains(it.key()) ? double(c["links"][it.key()]["max"]) : 0.0;
+        o << fmt("                  %-9s max utilisation: collective alone %.1f%%, together %.1f%%\n", it.key().c_str(),
+                 100 * alone, 100 * double(it.value()["max"]));
+    }
+    return o.str();
+}
 
 std::string chip_list_text(const std::vector<uint32_t>& chips, uint32_t all) {
     if (chips.size() == all) return "every chip";
@@ -78,7 +146,8 @@ std::string chip_list_text(const std::vector<uint32_t>& chips, uint32_t all) {
     return s;
 }
 
-std::string format_platform_gemm(const platform::platform_config& cfg, const tb::platform_gemm_result& r) {
+std::string format_platform_gemm(const platform::platform_config& cfg, const tb::platform_gemm_result& r,
+                                 const tb::concurrent_collective& conc) {
     const auto& c = cfg.chip;
     const tb::gemm_spec& g = r.per_chip.front().spec;
     std::ostringstream o;
@@ -90,10 +159,24 @@ std::string format_platform_gemm(const platform::platform_config& cfg, const tb:
              "0x9e3779b97f4a7c15)\n",
              (unsigned long long)g.m, (unsigned long long)g.k, (unsigned long long)g.n,
              std::string(numerics::name_of(g.dtype)).c_str(), (unsigned long long)tb::chip_seed(g.seed, 0));
-    o << fmt("  simulated time  %s (the last chip to finish)\n", time_str(r.sim_ns).c_str());
+    o << fmt("  simulated time  %s (the last chip to finish%s)\n", time_str(std::max(r.sim_ns, r.collective.sim_ns)).c_str(),
+             r.concurrent ? ", GEMM or collective; the GEMM alone below" : "");
+    if (r.concurrent) o << fmt("  GEMM time       %s (its last completion on any chip)\n", time_str(r.sim_ns).c_str());
     o << fmt("  throughput      %.1f TFLOP/s of %.1f peak (%.1f%%) over the chosen chips; energy %.3f mJ\n",
              r.achieved_tflops, r.peak_tflops, r.peak_tflops > 0 ? 100 * r.achieved_tflops / r.peak_tflops : 0,
              r.energy_j * 1e3);
+    if (r.concurrent) {
+        const auto& x = r.collective;
+        const std::string chk = !x.checked ? std::string(r.functional ? "skipped (--no-check)" : "none (timing only)")
+                                : x.pass   ? std::string("PASS")
+                                           : "FAIL: " + std::to_string(x.mismatches) + " differ; first " + x.first_mismatch;
+        o << fmt("  concurrent      %s (%s) of %s on every chip: %s, algbw %.1f GB/s, busbw %.1f GB/s; %llu steps as "
+                 "%llu DMA and %llu Vector Engine instructions beside the GEMM; check %s\n",
+                 std::string(collective::name_of(conc.p.o)).c_str(), std::string(collective::name_of(conc.p.a)).c_str(),
+                 (std::to_string(conc.p.bytes) + " bytes " + std::string(numerics::name_of(conc.p.dt))).c_str(),
+                 time_str(x.sim_ns).c_str(), x.algbw_gbps, x.busbw_gbps, (unsigned long long)x.steps,
+                 (unsigned long long)x.dma_instructions, (unsigned long long)x.vector_instructions, chk.c_str());
+    }
     o << "  per chip        chip   time         TE util  HBM GB/s  DMA GB/s  energy mJ  check\n";
     for (const auto& x : r.per_chip) {
         const std::string chk = x.checked ? (x.pass ? "PASS" : "FAIL: " + std::to_string(x.mismatches) + " differ; first " +
@@ -115,7 +198,8 @@ std::string format_platform_gemm(const platform::platform_config& cfg, const tb:
     return o.str();
 }
 
-nlohmann::json platform_gemm_json(const platform::platform_config& cfg, const tb::platform_gemm_result& r) {
+nlohmann::json platform_gemm_json(const platform::platform_config& cfg, const tb::platform_gemm_result& r,
+                                  const tb::concurrent_collective& conc) {
     nlohmann::json j;
     j["config"] = cfg.source;
     j["preset"] = cfg.preset;
@@ -147,6 +231,17 @@ nlohmann::json platform_gemm_json(const platform::platform_config& cfg, const tb
                          {"stats", x.stats}});
     }
     j["chips"] = chips;
+    if (r.concurrent) {
+        const auto& x = r.collective;
+        j["concurrent"] = {{"op", std::string(collective::name_of(conc.p.o))}, {"algo", std::string(collective::name_of(conc.p.a))},
+                           {"bytes", conc.p.bytes}, {"dtype", std::string(numerics::name_of(conc.p.dt))},
+                           {"sim_ns", x.sim_ns}, {"algbw_gbps", x.algbw_gbps}, {"busbw_gbps", x.busbw_gbps},
+                           {"steps", x.steps}, {"dma_instructions", x.dma_instructions},
+                           {"vector_instructions", x.vector_instructions}, {"remote_signals", x.remote_signals},
+                           {"checked", x.checked}, {"pass", x.pass}, {"mismatches", x.mismatches}};
+        j["result"]["gemm_sim_ns"] = r.sim_ns;
+        j["result"]["sim_ns"] = std::max(r.sim_ns, x.sim_ns);
+    }
     return j;
 }
 
@@ -174,21 +269,67 @@ int cmd_run_platform(const args& a) {
                               " is a light chip, which runs no programs: add --set chips.model=full (or list it in "
                               "chips.full)");
     const tb::gemm_spec g = gemm_spec_from(a, cfg);
-    check_gemm_host_memory(a, cfg, g, uint32_t(chips.size()));
+    tb::concurrent_collective conc;
+    if (a.has("concurrent")) {
+        conc = parse_concurrent(a.str("concurrent", ""));
+        conc.check = !a.has("no-check");
+        conc.seed = g.seed;
+        for (uint32_t c = 0; c < cfg.multichip.chips(); ++c)
+            if (!cfg.multichip.full_chip[c])
+                throw usage_error("--concurrent: the collective runs on every chip of " + cfg.preset + ", and chip " +
+                                  std::to_string(c) + " is a light chip: add --set chips.model=full");
+    }
+    check_gemm_host_memory(a, cfg, g, uint32_t(chips.size()),
+                           a.has("concurrent") ? double(cfg.multichip.chips()) * 4.0 * double(conc.p.bytes) : 0.0);
     tb::gemm_options opt;
     opt.check = !a.has("no-check");
     opt.sim.wall_limit_s = a.wall_limit_s();
     opt.sim.stall_limit_us = a.num("stall-limit-us", 0, 0, 1e12);
     if (a.has("quiet")) opt.sim.progress_after_s = 0;
+    // The interference: the GEMM alone and the collective alone, each in a child (SystemC elaborates once per
+    // process) before this process runs both together; timing only (the same timing as with data).
+    nlohmann::json interference;
+    if (a.has("concurrent")) {
+        platform::platform_config alone_cfg = cfg;
+        platform::set_functional(alone_cfg, false);
+        tb::gemm_options alone_opt = opt;
+        alone_opt.sim.progress_after_s = 0;
+        std::vector<std::function<nlohmann::json()>> jobs;
+        for (auto part : {tb::concurrent_collective::part::gemm_alone, tb::concurrent_collective::part::collective_alone})
+            jobs.push_back([&, part] {
+                tb::concurrent_collective c = conc;
+                c.run = part;
+                try {
+                    return run_summary(tb::run_platform_gemm(alone_cfg, g, chips, alone_opt, &c));
+                } catch (const std::invalid_argument& e) {  // bad input (the algorithm, the buffers): a usage error
+                    return nlohmann::json{{"usage_error", e.what()}};
+                }
+            });
+        const auto res = tb::run_forked(jobs, 2, true);
+        for (const auto& j : res) {
+            if (j.contains("usage_error")) throw usage_error(j["usage_error"].get<std::string>());
+            if (j.contains("error")) throw std::runtime_error("the run alone: " + j["error"].get<std::string>());
+        }
+        interference["gemm_alone"] = res[0];
+        interference["collective_alone"] = res[1];
+    }
     tb::platform_gemm_result r;
     try {
-        r = tb::run_platform_gemm(cfg, g, chips, opt);
+        r = tb::run_platform_gemm(cfg, g, chips, opt, a.has("concurrent") ? &conc : nullptr);
     } catch (const std::invalid_argument& e) {
         throw usage_error(e.what());
     }
-    std::cout << format_platform_gemm(cfg, r);
+    std::cout << format_platform_gemm(cfg, r, conc);
+    if (a.has("concurrent")) {
+        interference["together"] = run_summary(r);
+        const double ga = interference["gemm_alone"]["gemm_ns"], ca = interference["collective_alone"]["collective_ns"];
+        interference["gemm_slowdown"] = ga > 0 ? r.sim_ns / ga : 0.0;
+        interference["collective_slowdown"] = ca > 0 ? r.collective.sim_ns / ca : 0.0;
+        std::cout << format_interference(interference);
+    }
     if (a.has("stats")) {
-        nlohmann::json j = platform_gemm_json(cfg, r);
+        nlohmann::json j = platform_gemm_json(cfg, r, conc);
+        if (a.has("concurrent")) j["interference"] = interference;
         if (a.has("no-wall-time")) strip_wall_time(j);
         write_file_atomic(a.str("stats", ""), j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     }

@@ -52,4 +52,35 @@ expect 2 "--platform runs --workload gemm" "$trnsim" run $P --workload mlp
 expect 2 "--chips applies to --platform" "$trnsim" run --chips 0 $G
 expect 2 "the functional gemm 4096x4096x4096 on 3 chips would take about 1.7 GiB of host memory, more than --max-host-gib 1" \
   "$trnsim" run $P --m 4096 --k 4096 --n 4096 --max-host-gib 1
+# A concurrent all-reduce on the same chips: both checked, the interference measured in the same command.
+C="--platform ring-8 --set chips.model=full --m 512 --k 256 --n 512 --concurrent allreduce:4MiB:ring"
+expect 0 "concurrent +allreduce \\(ring\\) of 4194304 bytes fp32 on every chip: .*check PASS.*result check +PASS: 0 elements differ over 8 chips.*interference.*GEMM +[0-9.]+ us -> [0-9.]+ us.*collective +[0-9.]+ us -> [0-9.]+ us" \
+  "$trnsim" run $C --seed 3 --quiet --stats conc.json --no-wall-time
+"$trnsim" run $C --timing-only --quiet --stats conc_timing.json --no-wall-time >/dev/null 2>&1 || fail "concurrent timing-only"
+python3 - <<'PY' || fail "concurrent figures"
+import json
+f = json.load(open("conc.json")); t = json.load(open("conc_timing.json"))
+c = f["concurrent"]
+assert c["checked"] and c["pass"] and c["mismatches"] == 0 and c["steps"] == 176
+assert all(x["pass"] for x in f["chips"])
+i = f["interference"]
+# Alone, each runs with the same layout and queues: sharing the chips can only slow either down.
+assert i["gemm_alone"]["gemm_ns"] > 0 and i["collective_alone"]["collective_ns"] > 0
+assert i["together"]["gemm_ns"] >= i["gemm_alone"]["gemm_ns"] * 0.999, i
+assert i["together"]["collective_ns"] >= i["collective_alone"]["collective_ns"] * 0.999, i
+assert abs(i["gemm_slowdown"] - i["together"]["gemm_ns"] / i["gemm_alone"]["gemm_ns"]) < 1e-9
+assert f["result"]["sim_ns"] == max(f["result"]["gemm_sim_ns"], c["sim_ns"])
+# Timing-only gives the concurrent run the same times, GEMM and collective.
+assert t["result"]["gemm_sim_ns"] == f["result"]["gemm_sim_ns"], (t["result"], f["result"])
+assert t["concurrent"]["sim_ns"] == c["sim_ns"]
+assert not t["concurrent"]["checked"]
+PY
+expect 2 "--concurrent: 'allreduce' is not OP:SIZE\\[:ALGO\\[:DTYPE\\]\\]" "$trnsim" run $P $G --concurrent allreduce
+expect 2 "--concurrent: unknown" "$trnsim" run $P $G --concurrent allsum:1MiB
+expect 2 "--concurrent: '1XB' is not a size|--concurrent: unknown suffix 'XB'" "$trnsim" run $P $G --concurrent allreduce:1XB
+expect 2 "--concurrent: unknown type 'int3'" "$trnsim" run $P $G --concurrent allreduce:1MiB:ring:int3
+expect 2 "--concurrent: the collective runs on every chip of ring-8, and chip 1 is a light chip" \
+  "$trnsim" run --platform ring-8 --set "chips.full=[0]" --chips 0 $G --concurrent allreduce:1MiB
+expect 2 "torus" "$trnsim" run $P $G --concurrent allreduce:1MiB:torus
+expect 2 "--concurrent applies to --platform" "$trnsim" run $G --concurrent allreduce:1MiB
 echo "platform_gemm.sh: all passed"

@@ -129,20 +129,7 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
     // simulation allocates anything), and each chip's input is generated again from the seed into one host buffer
     // to be loaded, so at no time do the reference and the simulation both hold inputs and scratch.
     std::vector<std::vector<uint8_t>> want;
-    if (cfg.functional && opt.check) {
-        std::vector<collective::chip_buffers> ref(r.chips);
-        for (uint32_t c = 0; c < r.chips; ++c) {
-            ref[c].input.resize(s.input_bytes);
-            fill_input(ref[c].input, p.dt, opt.seed, c);
-        }
-        collective::execute_reference(s, ref);
-        want.resize(r.chips);
-        for (uint32_t c = 0; c < r.chips; ++c) {
-            want[c] = std::move(ref[c].output);
-            std::vector<uint8_t>().swap(ref[c].input);
-            std::vector<uint8_t>().swap(ref[c].scratch);
-        }
-    }
+    if (cfg.functional && opt.check) want = reference_outputs(s, r.chips, opt.seed);
     if (cfg.functional) {
         std::vector<uint8_t> in(s.input_bytes);
         for (uint32_t c = 0; c < r.chips; ++c) {
@@ -172,34 +159,62 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
 
     if (!want.empty()) {
         r.checked = true;
-        size_t es = numerics::size_of(p.dt);
-        std::vector<uint8_t> got(s.output_bytes);
-        for (uint32_t c = 0; c < r.chips; ++c) {
-            read_output(c, got.data());
-            const auto& w = want[c];
-            for (uint64_t i = 0; i + es <= s.output_bytes; i += es) {
-                if (std::memcmp(got.data() + i, w.data() + i, es) == 0) continue;
-                if (r.mismatches++ == 0) {
-                    float g = 0, x = 0;
-                    numerics::decode(p.dt, got.data() + i, &g, 1);
-                    numerics::decode(p.dt, w.data() + i, &x, 1);
-                    char buf[160];
-                    std::snprintf(buf, sizeof buf, "chip %u output element %llu: got %.9g, reference %.9g", c,
-                                  static_cast<unsigned long long>(i / es), double(g), double(x));
-                    r.first_mismatch = buf;
-                }
-            }
-        }
+        r.mismatches = compare_outputs(s, want, read_output, r.first_mismatch);
         r.pass = r.mismatches == 0;
     }
     return r;
 }
 
-lowering_layout full_chip_layout(const platform::platform_config& cfg, const collective::schedule& s) {
+std::vector<std::vector<uint8_t>> reference_outputs(const collective::schedule& s, uint32_t chips, uint64_t seed) {
+    // Real data costs about three buffers per chip (input, output, scratch) in the chips' memories, and with the
+    // check the reference's outputs: the reference runs first (its inputs and scratch are freed before the
+    // simulation allocates anything), and each chip's input is generated again from the seed into one host buffer
+    // to be loaded, so at no time do the reference and the simulation both hold inputs and scratch.
+    std::vector<collective::chip_buffers> ref(chips);
+    for (uint32_t c = 0; c < chips; ++c) {
+        ref[c].input.resize(s.input_bytes);
+        fill_input(ref[c].input, s.p.dt, seed, c);
+    }
+    collective::execute_reference(s, ref);
+    std::vector<std::vector<uint8_t>> want(chips);
+    for (uint32_t c = 0; c < chips; ++c) {
+        want[c] = std::move(ref[c].output);
+        std::vector<uint8_t>().swap(ref[c].input);
+        std::vector<uint8_t>().swap(ref[c].scratch);
+    }
+    return want;
+}
+
+uint64_t compare_outputs(const collective::schedule& s, const std::vector<std::vector<uint8_t>>& want,
+                         const std::function<void(uint32_t, uint8_t*)>& read_output, std::string& first) {
+    uint64_t mismatches = 0;
+    const size_t es = numerics::size_of(s.p.dt);
+    std::vector<uint8_t> got(s.output_bytes);
+    for (uint32_t c = 0; c < want.size(); ++c) {
+        read_output(c, got.data());
+        const auto& w = want[c];
+        for (uint64_t i = 0; i + es <= s.output_bytes; i += es) {
+            if (std::memcmp(got.data() + i, w.data() + i, es) == 0) continue;
+            if (mismatches++ == 0) {
+                float g = 0, x = 0;
+                numerics::decode(s.p.dt, got.data() + i, &g, 1);
+                numerics::decode(s.p.dt, w.data() + i, &x, 1);
+                char buf[160];
+                std::snprintf(buf, sizeof buf, "chip %u output element %llu: got %.9g, reference %.9g", c,
+                              static_cast<unsigned long long>(i / es), double(g), double(x));
+                first = buf;
+            }
+        }
+    }
+    return mismatches;
+}
+
+lowering_layout full_chip_layout(const platform::platform_config& cfg, const collective::schedule& s, uint64_t hbm_from,
+                                 uint64_t sbuf_from, uint32_t sem_first) {
     const auto& ch = cfg.chip;
     auto align = [](uint64_t v) { return (v + 4095) & ~uint64_t(4095); };
     lowering_layout L;
-    L.input = ch.hbm_base;
+    L.input = hbm_from ? align(hbm_from) : ch.hbm_base;
     L.output = L.input + align(s.input_bytes);
     L.scratch = L.output + align(s.output_bytes);
     L.signal_word = L.scratch + align(s.scratch_bytes);
@@ -211,7 +226,8 @@ lowering_layout full_chip_layout(const platform::platform_config& cfg, const col
     L.cores = ch.cores;
     L.core_base = ch.core_base;
     L.core_stride = ch.core_stride;
-    L.sbuf_core = ch.core.sbuf_base;
+    L.sbuf_core = ch.core.sbuf_base + sbuf_from;
+    L.sem_first = sem_first;
     L.sem_core = ch.core.sem_register(0);
     L.partitions = ch.core.sbuf.partitions;
     L.partition_bytes = ch.core.sbuf.partition_bytes;
@@ -220,7 +236,11 @@ lowering_layout full_chip_layout(const platform::platform_config& cfg, const col
     // quarter of a partition.
     const uint64_t es = numerics::size_of(s.p.dt);
     L.slots = 4;
-    L.tile_free = uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(512, L.partition_bytes / (2 * L.slots * es))));
+    L.staging_bytes = sbuf_from < L.partition_bytes ? L.partition_bytes - sbuf_from : 0;
+    L.tile_free = uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(512, L.staging_bytes / (2 * L.slots * es))));
+    if (sbuf_from && L.staging_bytes == 0)
+        throw std::invalid_argument("the collective has no SBUF left for its staging slots (the other program uses " +
+                                    std::to_string(sbuf_from) + " bytes of every partition)");
     return L;
 }
 

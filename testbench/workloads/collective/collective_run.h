@@ -3,6 +3,7 @@
 // collective_executor, and (functional runs) compares every byte of every chip's output with
 // collective::execute_reference on the same inputs.
 #pragma once
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -52,7 +53,17 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
 // Where a collective's buffers and staging live on a full chip of cfg (lowering.h); throws std::invalid_argument
 // if the buffers do not fit the chip's HBM.
 struct lowering_layout;
-lowering_layout full_chip_layout(const platform::platform_config& cfg, const collective::schedule& s);
+// `hbm_from` (0: chip.address_map.hbm_base), `sbuf_from` (bytes of each SBUF partition left to another program),
+// `sem_first` (semaphores left to another program): where to start when the chips run something else too.
+lowering_layout full_chip_layout(const platform::platform_config& cfg, const collective::schedule& s,
+                                 uint64_t hbm_from = 0, uint64_t sbuf_from = 0, uint32_t sem_first = 0);
+
+// Every chip's expected output (collective::execute_reference on the inputs fill_input makes from `seed`).
+std::vector<std::vector<uint8_t>> reference_outputs(const collective::schedule& s, uint32_t chips, uint64_t seed);
+// Compares every chip's output (read_output(chip, buffer of s.output_bytes)) with `want`: the mismatching elements,
+// and the first one described in `first`.
+uint64_t compare_outputs(const collective::schedule& s, const std::vector<std::vector<uint8_t>>& want,
+                         const std::function<void(uint32_t, uint8_t*)>& read_output, std::string& first);
 
 // Fills one chip's input deterministically from (seed, chip) with finite values of dtype t.
 void fill_input(std::vector<uint8_t>& buf, numerics::dtype t, uint64_t seed, uint32_t chip);

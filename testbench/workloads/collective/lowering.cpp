@@ -61,11 +61,12 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
         L.copy_piece == 0 || L.copy_piece > UINT32_MAX)
         throw std::invalid_argument("collective lowering: cores, dma_queues, slots, tile_free, partitions and copy_piece "
                                     "must be >= 1 (copy_piece < 4 GiB)");
-    if (2 * operand * L.slots > L.partition_bytes)
+    const uint64_t staging = L.staging_bytes ? L.staging_bytes : L.partition_bytes;
+    if (2 * operand * L.slots > staging)
         throw std::invalid_argument("collective lowering: " + std::to_string(L.slots) + " staging slots of two " +
                                     std::to_string(L.tile_free) + "-element " + std::string(numerics::name_of(s.p.dt)) +
                                     " operands need " + std::to_string(2 * operand * L.slots) +
-                                    " bytes per SBUF partition, a partition has " + std::to_string(L.partition_bytes));
+                                    " bytes per SBUF partition, " + std::to_string(staging) + " are free for them");
     // An agent is one core of one chip: agent = chip * cores + core.
     const uint32_t C = L.cores;
     const size_t agents = size_t(n) * C;
@@ -75,7 +76,10 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
     lowered_collective out;
     out.programs.assign(n, std::vector<core::core_program>(C));
     for (auto& chip : out.programs)
-        for (auto& p : chip) p.dma.resize(2 * L.dma_queues);  // the second half: semaphore signals
+        for (auto& p : chip) {
+            p.dma.resize(2 * L.dma_queues);  // the second half: semaphore signals
+            p.semaphores = L.sem_first;
+        }
     auto prog = [&](uint32_t agent) -> core::core_program& { return out.programs[chip_of(agent)][agent % C]; };
     std::vector<uint32_t> next_queue(agents, 0), next_signal_queue(agents, 0), next_slot(agents, 0), next_core(n, 0);
     auto new_sem = [&](uint32_t agent) { return prog(agent).semaphores++; };

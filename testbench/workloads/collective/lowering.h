@@ -45,6 +45,10 @@ struct lowering_layout {
     uint32_t dma_queues = 16;
     uint64_t copy_piece = uint64_t(1) << 30;  // a copy step is cut in DMA instructions of at most this many bytes
     uint32_t max_semaphores = 131072;  // the semaphore registers a core has (core_config::SEM_WINDOW_BYTES / 8)
+    // Sharing the cores with another program (trnsim run --platform --concurrent): the collective's semaphores
+    // start at sem_first, and its staging slots use staging_bytes of each partition from sbuf_core (0: all of it).
+    uint32_t sem_first = 0;
+    uint64_t staging_bytes = 0;
 };
 
 struct lowered_collective {

@@ -38,6 +38,9 @@ gemm_tiling plan_tiling(const gemm_spec& g, const platform::chip_config& chip);
 // Compiles the GEMM into one program per core: output blocks of block_m x block_n tiles are dealt to cores; for
 // each block, K is walked in tiles whose A^T and B tiles are DMA'd HBM -> SBUF into one of up to four buffers (so loads of
 // later steps overlap the matmuls of step i), multiplied into PSUM accumulators, and finally DMA'd PSUM -> HBM.
-std::vector<core::core_program> compile_gemm(const gemm_spec& g, const gemm_layout& l, const platform::chip_config& chip);
+// `sbuf_bytes` (0: all of it): the bytes of every SBUF partition the GEMM may use, from the partition's start (the
+// rest is left to a program running beside it).
+std::vector<core::core_program> compile_gemm(const gemm_spec& g, const gemm_layout& l, const platform::chip_config& chip,
+                                             uint64_t sbuf_bytes = 0);
 
 } // namespace trnsim::tb

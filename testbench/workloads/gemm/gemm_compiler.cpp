@@ -62,24 +62,29 @@ gemm_tiling plan_tiling(const gemm_spec& g, const platform::chip_config& chip) {
     return t;
 }
 
-std::vector<core::core_program> compile_gemm(const gemm_spec& g, const gemm_layout& l, const platform::chip_config& chip) {
+std::vector<core::core_program> compile_gemm(const gemm_spec& g, const gemm_layout& l, const platform::chip_config& chip,
+                                             uint64_t sbuf_bytes) {
     const auto& cc = chip.core;
     gemm_tiling t = plan_tiling(g, chip);
     const uint64_t es = numerics::size_of(g.dtype);
     const uint32_t P = cc.sbuf.partitions;
     const uint32_t planes = uint32_t(ceil_div(t.kt, P));  // 2 for FP8 double row on 128 partitions
-    const uint64_t spb = cc.sbuf.partition_bytes, ppb = cc.psum.partition_bytes;
+    const uint64_t spb = cc.sbuf.partition_bytes, ppb = cc.psum.partition_bytes;  // partition strides
+    // The bytes of each partition the GEMM's buffers may take.
+    const uint64_t room = sbuf_bytes ? std::min(sbuf_bytes, spb) : spb;
     // Per-partition SBUF bytes of one buffer: block_m stationary tiles then block_n moving tiles, each `planes` deep.
     const uint64_t a_tile = uint64_t(t.mt) * es * planes, b_tile = uint64_t(t.nt) * es * planes;
     const uint64_t buf_bytes = t.block_m * a_tile + t.block_n * b_tile;
-    if (2 * buf_bytes > spb)
+    if (2 * buf_bytes > room)
         throw std::invalid_argument("gemm: two SBUF buffers of " + std::to_string(buf_bytes) +
                                     " bytes per partition do not fit chip.core.sbuf.partition_kib (" +
-                                    std::to_string(spb) + " bytes)");
+                                    std::to_string(room) + " bytes" +
+                                    (room < spb ? " of " + std::to_string(spb) + " left to the GEMM" : std::string()) +
+                                    ")");
     // As many operand buffers as fit, up to MAX_BUFFERS: loads run that many K steps ahead of the matmuls, which
     // hides the DMA descriptor latency.
     constexpr uint32_t MAX_BUFFERS = 4;
-    const uint32_t nbuf = uint32_t(std::min<uint64_t>(MAX_BUFFERS, spb / buf_bytes));
+    const uint32_t nbuf = uint32_t(std::min<uint64_t>(MAX_BUFFERS, room / buf_bytes));
 
     // Semaphores: LOAD[b] (DMA loads landed in buffer b), MM[b] (matmuls done reading buffer b), STORE[a] (stores
     // of PSUM accumulator a done). Counts only grow; waits name the cumulative count needed.

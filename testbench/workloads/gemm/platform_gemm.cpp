@@ -7,13 +7,46 @@
 #include "platforms/cluster/cluster.h"
 #include "platforms/single_chip/chip.h"
 #include "testbench/chip_probe.h"
+#include "testbench/observe/energy_activity.h"
+#include "testbench/workloads/collective/collective_run.h"
+#include "testbench/workloads/collective/lowering.h"
 
 namespace trnsim::tb {
 
 uint64_t chip_seed(uint64_t seed, uint32_t chip) { return seed + uint64_t(chip) * 0x9e3779b97f4a7c15ull; }
 
+namespace {
+
+// The GEMM's SBUF bytes per partition (its operand buffers from the partition's start, compile_gemm) when another
+// program must fit beside it: the GEMM keeps `gemm_share` of the partition.
+uint64_t gemm_sbuf_limit(const platform::chip_config& cc, uint64_t reserve) {
+    const uint64_t spb = cc.core.sbuf.partition_bytes;
+    return reserve < spb ? spb - reserve : 0;
+}
+
+// Appends `b`'s queues to `a`'s (DMA queues after a's, vector and scalar instructions after a's): the two programs
+// use disjoint semaphores (b's from a's count on), so neither waits on the other.
+// A program with `p`'s queues and semaphores and no instruction (the GEMM left out, its queue numbering kept).
+core::core_program empty_like(const core::core_program& p) {
+    core::core_program e;
+    e.semaphores = p.semaphores;
+    e.dma.resize(p.dma.size());
+    return e;
+}
+
+void merge_into(core::core_program& a, core::core_program&& b) {
+    a.semaphores = std::max(a.semaphores, b.semaphores);
+    for (auto& q : b.dma) a.dma.push_back(std::move(q));
+    for (auto& in : b.vector) a.vector.push_back(std::move(in));
+    for (auto& in : b.scalar) a.scalar.push_back(std::move(in));
+    for (auto& in : b.te) a.te.push_back(std::move(in));
+}
+
+} // namespace
+
 platform_gemm_result run_platform_gemm(const platform::platform_config& cfg, const gemm_spec& g,
-                                       const std::vector<uint32_t>& chips, const gemm_options& opt) {
+                                       const std::vector<uint32_t>& chips, const gemm_options& opt,
+                                       const concurrent_collective* conc) {
     using clock = std::chrono::steady_clock;
     auto since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
     auto t_setup = clock::now();
@@ -33,7 +66,29 @@ platform_gemm_result run_platform_gemm(const platform::platform_config& cfg, con
     r.functional = cfg.functional;
     const gemm_layout layout = plan_layout(g, cc);
     const gemm_tiling tiling = plan_tiling(g, cc);
-    const std::vector<core::core_program> programs = compile_gemm(g, layout, cc);
+    // With a concurrent collective, the GEMM leaves a quarter of every SBUF partition to the collective's staging.
+    const uint64_t staging = conc ? cc.core.sbuf.partition_bytes / 4 : 0;
+    const std::vector<core::core_program> programs = compile_gemm(g, layout, cc, gemm_sbuf_limit(cc, staging));
+
+    // The collective, lowered for every chip, beside the GEMM.
+    collective::schedule sched;
+    lowered_collective low;
+    lowering_layout L;
+    if (conc) {
+        if (!mc.all_full())
+            throw std::invalid_argument("--concurrent: a collective runs on every chip of the platform, and every one "
+                                        "must be a full chip (--set chips.model=full)");
+        sched = collective::build(mc.topo, conc->p);
+        uint32_t sems = 0;
+        for (const auto& p : programs) sems = std::max(sems, p.semaphores);
+        L = full_chip_layout(cfg, sched, layout.c_addr + layout.c_bytes, cc.core.sbuf.partition_bytes - staging, sems);
+        low = lower(sched, L);
+        r.concurrent = true;
+        r.collective.steps = sched.steps.size();
+        r.collective.dma_instructions = low.dma_instructions;
+        r.collective.vector_instructions = low.vector_instructions;
+        r.collective.remote_signals = low.remote_signals;
+    }
 
     platform::multichip_platform plat("platform", cfg);
     sc_core::sc_start(sc_core::SC_ZERO_TIME);  // finish elaboration: bindings are final, time is 0
@@ -43,13 +98,54 @@ platform_gemm_result run_platform_gemm(const platform::platform_config& cfg, con
     auto t_operands = clock::now();
     std::vector<gemm_operands> ops(chips.size());
     std::vector<core::neuron_core*> all;
-    for (size_t i = 0; i < chips.size(); ++i) {
-        platform::chip& chip = *plat.full_chip(chips[i]);
-        gemm_spec gi = g;
-        gi.seed = chip_seed(g.seed, chips[i]);
-        if (cfg.functional) ops[i] = make_operands(gi);
-        load_gemm(chip, layout, programs, cfg.functional ? &ops[i] : nullptr);
-        for (auto& k : chip.cores) all.push_back(k.get());
+    // Which queues of a core are the GEMM's (TE and its DMA queues: the first queues): their completions give the
+    // GEMM's own time on a chip; the others' the collective's.
+    const size_t gemm_queues = 1 + programs.front().dma.size();
+    std::vector<sc_core::sc_time> gemm_done(mc.chips()), coll_done(mc.chips());
+    using part = concurrent_collective::part;
+    const bool gemm_alone = conc && conc->run == part::gemm_alone, collective_alone = conc && conc->run == part::collective_alone;
+    const std::vector<uint32_t> everyone = [&] {
+        std::vector<uint32_t> v;
+        for (uint32_t c = 0; c < mc.chips(); ++c) v.push_back(c);
+        return v;
+    }();
+    for (uint32_t c : conc ? everyone : chips) {
+        platform::chip& chip = *plat.full_chip(c);
+        const auto at = std::find(chips.begin(), chips.end(), c);
+        const size_t i = size_t(at - chips.begin());
+        std::vector<core::core_program> progs;
+        if (at != chips.end()) {
+            gemm_spec gi = g;
+            gi.seed = chip_seed(g.seed, c);
+            if (cfg.functional && !collective_alone) ops[i] = make_operands(gi);
+            progs = programs;
+        } else {
+            progs.assign(cc.cores, core::core_program{});
+            for (auto& p : progs) p.dma.resize(programs.front().dma.size());  // the same queue numbering
+        }
+        if (collective_alone)
+            for (auto& p : progs) p = empty_like(p);
+        if (conc && !gemm_alone)
+            for (uint32_t k = 0; k < cc.cores; ++k) merge_into(progs[k], std::move(low.programs[c][k]));
+        load_gemm(chip, layout, std::move(progs),
+                  at != chips.end() && cfg.functional && !collective_alone ? &ops[i] : nullptr);
+        for (auto& k : chip.cores) {
+            all.push_back(k.get());
+            if (conc)
+                k->observe([&, c](const core::queue_event& e) {
+                    auto& t = e.queue < gemm_queues ? gemm_done[c] : coll_done[c];
+                    t = std::max(t, e.completed);
+                });
+        }
+    }
+    std::vector<std::vector<uint8_t>> want;
+    if (conc && !gemm_alone && cfg.functional) {
+        if (conc->check) want = reference_outputs(sched, mc.chips(), conc->seed);
+        std::vector<uint8_t> in(sched.input_bytes);
+        for (uint32_t c = 0; c < mc.chips(); ++c) {
+            fill_input(in, conc->p.dt, conc->seed, c);
+            plat.full_chip(c)->host_write(L.input, in.data(), sched.input_bytes);
+        }
     }
     r.operands_wall_s = since(t_operands);
 
@@ -62,7 +158,7 @@ platform_gemm_result run_platform_gemm(const platform::platform_config& cfg, con
     r.wall_s = run_to_completion(probe, opt.sim);
 
     auto t_check = clock::now();
-    r.checked = cfg.functional && opt.check;
+    r.checked = cfg.functional && opt.check && !collective_alone;
     r.pass = true;
     for (size_t i = 0; i < chips.size(); ++i) {
         platform::chip& chip = *plat.full_chip(chips[i]);
@@ -73,10 +169,18 @@ platform_gemm_result run_platform_gemm(const platform::platform_config& cfg, con
         c.spec.seed = chip_seed(g.seed, chips[i]);
         c.functional = cfg.functional;
         c.tiling = tiling;
-        c.sim_ns = last_completion(cores).to_seconds() * 1e9;
+        c.sim_ns = (conc ? gemm_done[chips[i]] : last_completion(cores)).to_seconds() * 1e9;
         c.stats = chip.stats().flatten();
         gemm_figures(c, cc, layout, "chip" + std::to_string(chips[i]));
-        check_gemm(c, chip, layout, cfg.functional ? &ops[i] : nullptr, opt.check, opt.sim.progress_after_s);
+        if (conc) {
+            // The chip's traffic and energy are the GEMM's and the collective's: rates over the chip's whole run.
+            const double window = last_completion(cores).to_seconds() * 1e9;
+            c.hbm_gbps = window > 0 ? c.hbm_bytes / window : 0;
+            c.dma_gbps = window > 0 ? c.dma_bytes / window : 0;
+            c.energy = energy::estimate(cc.energy, chip_activity(c.stats, "chip" + std::to_string(chips[i]), cc, window * 1e-9));
+        }
+        check_gemm(c, chip, layout, cfg.functional && !collective_alone ? &ops[i] : nullptr, opt.check,
+                   opt.sim.progress_after_s);
         ops[i] = gemm_operands();  // this chip's host buffers are no longer needed
         r.sim_ns = std::max(r.sim_ns, c.sim_ns);
         r.flops += c.flops;
@@ -87,6 +191,21 @@ platform_gemm_result run_platform_gemm(const platform::platform_config& cfg, con
         r.per_chip.push_back(std::move(c));
     }
     r.pass = r.pass && r.checked;
+    r.util = plat.utilisation_summary(uint64_t(last_completion(all).value()));
+    if (conc && !gemm_alone) {
+        auto& o = r.collective;
+        for (uint32_t c = 0; c < mc.chips(); ++c) o.sim_ns = std::max(o.sim_ns, coll_done[c].to_seconds() * 1e9);
+        o.algbw_gbps = o.sim_ns > 0 ? double(conc->p.bytes) / o.sim_ns : 0;
+        o.busbw_gbps = o.algbw_gbps * collective::bus_factor(conc->p.o, sched.group_chips ? sched.group_chips : mc.chips());
+        if (!want.empty()) {
+            o.checked = true;
+            o.mismatches = compare_outputs(sched, want, [&](uint32_t c, uint8_t* out) {
+                plat.full_chip(c)->host_read(L.output, out, sched.output_bytes);
+            }, o.first_mismatch);
+            o.pass = o.mismatches == 0;
+        }
+        r.pass = r.pass && (!o.checked || o.pass);
+    }
     r.achieved_tflops = r.sim_ns > 0 ? r.flops / (r.sim_ns * 1e-9) / 1e12 : 0;
     r.check_wall_s = since(t_check);
     return r;

@@ -16,7 +16,7 @@
 #include "tlm/output_file.h"
 #include "testbench/workloads/collective/collective_run.h"
 #include "testbench/workloads/gemm/gemm_run.h"
-#include "testbench/tools/sweep/process_pool.h"
+#include "testbench/forked.h"
 #include "testbench/workloads/train/phase_kernel.h"
 #include "testbench/workloads/train/pipeline.h"
 #include "tlm/trace_events.h"
@@ -27,55 +27,6 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 using json = nlohmann::json;
-
-// Runs every job in a forked child (a fresh SystemC kernel each) through the process pool, `parallel` at a time; a
-// child returns its JSON through a temporary file. A job that throws returns {"error": what}; a child that dies is
-// reported by how it ended.
-std::vector<json> run_forked(const std::vector<std::function<json()>>& jobs, unsigned parallel, bool quiet) {
-    std::vector<std::string> files(jobs.size());
-    std::vector<sweep::task> tasks(jobs.size());
-    for (size_t i = 0; i < jobs.size(); ++i) {
-        char name[] = "/tmp/trnsim-train-XXXXXX";
-        const int fd = mkstemp(name);
-        if (fd < 0) {
-            for (size_t k = 0; k < i; ++k) std::remove(files[k].c_str());
-            throw std::runtime_error("train: cannot create a temporary file in /tmp");
-        }
-        close(fd);
-        files[i] = name;
-        tasks[i].body = [&jobs, &files, i] {
-            json j;
-            try {
-                j = jobs[i]();
-            } catch (const std::exception& e) {
-                j = json{{"error", e.what()}};
-            }
-            rusage ru{};
-            getrusage(RUSAGE_SELF, &ru);
-            j["rss_kib"] = uint64_t(ru.ru_maxrss);
-            std::ofstream f(files[i]);
-            f << j.dump();
-            f.close();
-            return f ? 0 : 1;
-        };
-    }
-    sweep::pool_options po;
-    po.jobs = std::max(1u, parallel);
-    po.progress = quiet ? nullptr : stderr;
-    po.tty = isatty(STDERR_FILENO);
-    po.label = "simulations";
-    po.line_interval_s = 10;  // a log gets a line every 10 s, a terminal a live one
-    std::vector<json> out(jobs.size());
-    sweep::run_tasks(tasks, po, [&](size_t i, const sweep::task_end& e) {
-        std::ifstream f(files[i]);
-        std::stringstream ss;
-        ss << f.rdbuf();
-        std::remove(files[i].c_str());
-        out[i] = e.ok() && !ss.str().empty() ? json::parse(ss.str()) : json{{"error", e.describe()}};
-        return out[i].contains("error");
-    });
-    return out;
-}
 
 // What one simulation computes.
 struct sim_req {
@@ -355,7 +306,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
             const auto cr = tb::run_schedule(tcfg, sch, co);
             return {{"ns", cr.sim_ns}, {"wall_s", cr.wall_s}, {"hbm_bytes", 0}, {"memory_bound", false}};
         });
-    const auto res = run_forked(jobs, opt.jobs, opt.quiet);
+    const auto res = tb::run_forked(jobs, opt.jobs, opt.quiet);
     for (size_t i = 0; i < res.size(); ++i)
         if (res[i].contains("error"))
             throw std::runtime_error("train: simulating " + reqs[i].what() + " failed: " +
