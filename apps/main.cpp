@@ -43,7 +43,8 @@ const char* RUN_USAGE = R"(trnsim run [--preset NAME | --config FILE] [--set key
            [--timing-only | --no-check] [--stats FILE.json [--no-wall-time]] [--wall-limit SECONDS] [--stall-limit-us US]
            [--max-host-gib G] [--quiet]
        trnsim run --platform NAME [--set chips.model=full] [--chips all|0,3,...] [gemm options]
-           [--concurrent OP:SIZE[:ALGO[:DTYPE]]] [--timing-only | --no-check]
+           [--concurrent OP:SIZE[:ALGO[:DTYPE]]] [--timeline FILE.json [--timeline-max-events N] [--timeline-window B:E]]
+           [--timing-only | --no-check]
            [--stats FILE.json [--no-wall-time]] [--wall-limit SECONDS] [--stall-limit-us US] [--max-host-gib G] [--quiet]
   simulates a workload on one chip and prints a report (a server / cluster preset runs with trnsim collective or
   trnsim train)

@@ -95,32 +95,40 @@ void observers::hook(tb::gemm_options& opt) {
     };
     opt.on_finished = [this](platform::chip& chip) {
         (void)chip;
-        if (!m_wave_file.empty()) {
-            platform::rtl_finish_waves();  // throws when a waveform cannot be written whole
-            m_summary += "  RTL waveforms   " + m_wave_file + " (RTL signals), " + te::wave_wrapper_file(m_wave_file) +
-                         " (transactor signals) of " + m_wave_what +
-                         "; further traced engines insert their name (--wave-cores selects the cores)\n";
-        }
-        if (m_waves) {
-            m_waves->close();
-            m_summary += "  waveforms       " + m_vcd_file + "\n";
-        }
-        if (m_timeline) {
-            std::ostringstream os;
-            const auto& w = m_timeline->writer();
-            m_timeline->write(os, {{"generator", "trnsim run"}});
-            write_file_atomic(m_timeline_file, os.str());
-            m_summary += "  timeline        " + m_timeline_file + ": " + std::to_string(w.kept()) + " events";
-            if (w.dropped()) m_summary += ", " + std::to_string(w.dropped()) + " dropped over the --timeline-max-events budget";
-            if (w.outside_window()) m_summary += ", " + std::to_string(w.outside_window()) + " outside the window";
-            m_summary += "\n";
-            if (w.dropped())
-                m_warnings += "WARNING: timeline " + m_timeline_file + " is truncated: " + std::to_string(w.dropped()) +
-                              " events over the --timeline-max-events budget of " + std::to_string(w.max_events()) +
-                              " were dropped: spans ending after " + time_str(double(w.full_until_ps()) / 1000.0) +
-                              " are missing (raise --timeline-max-events or narrow --timeline-window)\n";
-        }
+        finish();
     };
+}
+
+void observers::attach_chip(platform::chip& chip, uint32_t pid) {
+    if (m_timeline) m_timeline->attach(chip, pid);
+}
+
+void observers::finish() {
+    if (!m_wave_file.empty()) {
+        platform::rtl_finish_waves();  // throws when a waveform cannot be written whole
+        m_summary += "  RTL waveforms   " + m_wave_file + " (RTL signals), " + te::wave_wrapper_file(m_wave_file) +
+                     " (transactor signals) of " + m_wave_what +
+                     "; further traced engines insert their name (--wave-cores selects the cores)\n";
+    }
+    if (m_waves) {
+        m_waves->close();
+        m_summary += "  waveforms       " + m_vcd_file + "\n";
+    }
+    if (m_timeline) {
+        std::ostringstream os;
+        const auto& w = m_timeline->writer();
+        m_timeline->write(os, {{"generator", m_generator}});
+        write_file_atomic(m_timeline_file, os.str());
+        m_summary += "  timeline        " + m_timeline_file + ": " + std::to_string(w.kept()) + " events";
+        if (w.dropped()) m_summary += ", " + std::to_string(w.dropped()) + " dropped over the --timeline-max-events budget";
+        if (w.outside_window()) m_summary += ", " + std::to_string(w.outside_window()) + " outside the window";
+        m_summary += "\n";
+        if (w.dropped())
+            m_warnings += "WARNING: timeline " + m_timeline_file + " is truncated: " + std::to_string(w.dropped()) +
+                          " events over the --timeline-max-events budget of " + std::to_string(w.max_events()) +
+                          " were dropped: spans ending after " + time_str(double(w.full_until_ps()) / 1000.0) +
+                          " are missing (raise --timeline-max-events or narrow --timeline-window)\n";
+    }
 }
 
 void observers::report(std::ostream& os) const { os << m_summary; }

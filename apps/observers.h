@@ -23,6 +23,10 @@ public:
     observers(const args& a, platform::platform_config& cfg);
     ~observers();
     void hook(tb::gemm_options& opt);
+    // A multi-chip run (run --platform): every chip attached with its own track group (pid = chip id), then finish()
+    // once the run has ended (writes the files).
+    void attach_chip(platform::chip& chip, uint32_t pid);
+    void finish();
     void report(std::ostream& os) const;    // the files written, after the report
     void warnings(std::ostream& os) const;  // what the reader must not miss (a truncated timeline), before it
 
@@ -31,6 +35,7 @@ private:
     std::unique_ptr<tb::chip_timeline> m_timeline;
     std::unique_ptr<tb::chip_waves> m_waves;
     std::string m_summary, m_warnings, m_wave_what;
+    std::string m_generator = "trnsim run";
 };
 
 } // namespace trnsim::app

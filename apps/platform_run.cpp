@@ -7,6 +7,7 @@
 
 #include "apps/collective.h"
 #include "apps/cosim.h"
+#include "apps/observers.h"
 #include "apps/report.h"
 #include "testbench/forked.h"
 #include "testbench/workloads/gemm/platform_gemm.h"
@@ -253,8 +254,7 @@ int cmd_run_platform(const args& a) {
     if (a.str("workload", "gemm") != "gemm")
         throw usage_error("--platform runs --workload gemm (on every chosen chip); '" + a.str("workload", "") +
                           "' runs on one chip (--preset)");
-    a.refuse({"program", "timeline", "timeline-max-events", "timeline-window", "timeline-noc", "vcd", "wave",
-              "wave-cores", "fault", "seq", "hidden", "heads", "ffn", "rows", "cols", "step", "lr", "norm",
+    a.refuse({"program", "vcd", "wave", "wave-cores", "fault", "seq", "hidden", "heads", "ffn", "rows", "cols", "step", "lr", "norm",
               "forward-only", "no-causal"},
              "applies to a run on one chip (--preset), not yet to --platform");
     if (a.has("stats")) check_writable("--stats", a.str("stats", ""));
@@ -286,6 +286,9 @@ int cmd_run_platform(const args& a) {
     opt.sim.wall_limit_s = a.wall_limit_s();
     opt.sim.stall_limit_us = a.num("stall-limit-us", 0, 0, 1e12);
     if (a.has("quiet")) opt.sim.progress_after_s = 0;
+    // --timeline: every chip's engines, queues, DMA engines and HBM channels, a track group per chip (its id); checked
+    // before anything runs.
+    observers obs(a, cfg);
     // The interference: the GEMM alone and the collective alone, each in a child (SystemC elaborates once per
     // process) before this process runs both together; timing only (the same timing as with data).
     nlohmann::json interference;
@@ -315,10 +318,13 @@ int cmd_run_platform(const args& a) {
     }
     tb::platform_gemm_result r;
     try {
-        r = tb::run_platform_gemm(cfg, g, chips, opt, a.has("concurrent") ? &conc : nullptr);
+        r = tb::run_platform_gemm(cfg, g, chips, opt, a.has("concurrent") ? &conc : nullptr,
+                                  [&obs](platform::chip& chip, uint32_t c) { obs.attach_chip(chip, c); });
     } catch (const std::invalid_argument& e) {
         throw usage_error(e.what());
     }
+    obs.finish();
+    obs.warnings(std::cout);
     std::cout << format_platform_gemm(cfg, r, conc);
     if (a.has("concurrent")) {
         interference["together"] = run_summary(r);
@@ -327,6 +333,7 @@ int cmd_run_platform(const args& a) {
         interference["collective_slowdown"] = ca > 0 ? r.collective.sim_ns / ca : 0.0;
         std::cout << format_interference(interference);
     }
+    obs.report(std::cout);
     if (a.has("stats")) {
         nlohmann::json j = platform_gemm_json(cfg, r, conc);
         if (a.has("concurrent")) j["interference"] = interference;

@@ -47,7 +47,18 @@ expect 2 "--chips: chip 0 of ring-8 is a light chip, which runs no programs: add
 expect 2 "--chips: chip 2 of ring-8 is a light chip" "$trnsim" run --platform ring-8 --set "chips.full=[0,1]" --chips 1,2 $G
 expect 2 "--platform: 'trn2' is a single chip; run --platform needs a server or cluster" "$trnsim" run --platform trn2 $G
 expect 2 "--platform names the platform: give it instead of --preset / --config" "$trnsim" run --platform ring-8 --preset trn2 $G
-expect 2 "--timeline applies to a run on one chip \\(--preset\\), not yet to --platform" "$trnsim" run $P $G --timeline t.json
+expect 2 "--vcd applies to a run on one chip \\(--preset\\), not yet to --platform" "$trnsim" run $P $G --vcd w.vcd
+# --timeline: one Perfetto trace, a track group (process) per chip, every chip's engines.
+expect 0 "timeline +t.json: [0-9]+ events" "$trnsim" run $P $G --quiet --timeline t.json --concurrent allreduce:1MiB
+python3 - <<'PY' || fail "the platform timeline"
+import json
+t = json.load(open("t.json"))
+ev = t["traceEvents"] if isinstance(t, dict) else t
+pids = {e.get("pid") for e in ev if e.get("ph") == "X"}
+assert {0, 3, 5} <= pids, pids
+names = {e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name"}
+assert len(names) >= 8, names
+PY
 expect 2 "--platform runs --workload gemm" "$trnsim" run $P --workload mlp
 expect 2 "--chips applies to --platform" "$trnsim" run --chips 0 $G
 expect 2 "the functional gemm 4096x4096x4096 on 3 chips would take about 1.7 GiB of host memory, more than --max-host-gib 1" \
@@ -82,5 +93,7 @@ expect 2 "--concurrent: unknown type 'int3'" "$trnsim" run $P $G --concurrent al
 expect 2 "--concurrent: the collective runs on every chip of ring-8, and chip 1 is a light chip" \
   "$trnsim" run --platform ring-8 --set "chips.full=[0]" --chips 0 $G --concurrent allreduce:1MiB
 expect 2 "torus" "$trnsim" run $P $G --concurrent allreduce:1MiB:torus
+expect 2 "the collective needs [0-9]+ bytes of HBM per chip \\(input, output, scratch\\) beside the [0-9]+ bytes of the GEMM's operands, a full chip has" \
+  "$trnsim" run $P $S --concurrent allreduce:64GiB --timing-only
 expect 2 "--concurrent applies to --platform" "$trnsim" run $G --concurrent allreduce:1MiB
 echo "platform_gemm.sh: all passed"

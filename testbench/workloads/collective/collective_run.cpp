@@ -220,9 +220,12 @@ lowering_layout full_chip_layout(const platform::platform_config& cfg, const col
     L.signal_word = L.scratch + align(s.scratch_bytes);
     const uint64_t need = L.signal_word + 4096 - ch.hbm_base;
     if (need > ch.hbm.capacity_bytes)
-        throw std::invalid_argument("the collective needs " + std::to_string(need) +
-                                    " bytes of HBM per chip (input, output, scratch), a full chip has " +
-                                    std::to_string(ch.hbm.capacity_bytes) + " (chip.hbm)");
+        throw std::invalid_argument("the collective needs " + std::to_string(need - (L.input - ch.hbm_base)) +
+                                    " bytes of HBM per chip (input, output, scratch)" +
+                                    (L.input > ch.hbm_base ? " beside the " + std::to_string(L.input - ch.hbm_base) +
+                                                                 " bytes of the GEMM's operands"
+                                                           : std::string()) +
+                                    ", a full chip has " + std::to_string(ch.hbm.capacity_bytes) + " (chip.hbm)");
     L.cores = ch.cores;
     L.core_base = ch.core_base;
     L.core_stride = ch.core_stride;

@@ -46,7 +46,8 @@ void merge_into(core::core_program& a, core::core_program&& b) {
 
 platform_gemm_result run_platform_gemm(const platform::platform_config& cfg, const gemm_spec& g,
                                        const std::vector<uint32_t>& chips, const gemm_options& opt,
-                                       const concurrent_collective* conc) {
+                                       const concurrent_collective* conc,
+                                       const std::function<void(platform::chip&, uint32_t)>& on_chip) {
     using clock = std::chrono::steady_clock;
     auto since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
     auto t_setup = clock::now();
@@ -91,6 +92,9 @@ platform_gemm_result run_platform_gemm(const platform::platform_config& cfg, con
     }
 
     platform::multichip_platform plat("platform", cfg);
+    if (on_chip)
+        for (uint32_t c = 0; c < mc.chips(); ++c)
+            if (mc.full_chip[c]) on_chip(*plat.full_chip(c), c);
     sc_core::sc_start(sc_core::SC_ZERO_TIME);  // finish elaboration: bindings are final, time is 0
     r.setup_wall_s = since(t_setup);
 
