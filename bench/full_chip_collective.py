@@ -5,14 +5,11 @@ chip (default trn2-server-16, 1 GiB FP32, ring; target < 60 s wall, < 8 GiB peak
 all-reduce on light chips measured in the same run (the simulated-time yardstick, and the light model's own wall)."""
 import json, os, resource, subprocess, sys, tempfile, time
 
+from bench_args import opt as take
+
 argv = sys.argv[1:]
 def opt(name, default):
-    if name in argv:
-        i = argv.index(name)
-        v = argv[i + 1]
-        del argv[i:i + 2]
-        return v
-    return default
+    return take(argv, name, default)
 size = opt("--bytes", "1G")
 platform = opt("--platform", "trn2-server-16")
 algo = opt("--algo", "ring")

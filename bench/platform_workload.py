@@ -7,14 +7,11 @@ its wall time covers three simulations; the yardsticks printed beside it are mea
 chip (trnsim run --preset) times the chips, and the collective alone on full chips (trnsim collective)."""
 import json, os, resource, subprocess, sys, tempfile, time
 
+from bench_args import opt as take
+
 argv = sys.argv[1:]
 def opt(name, default):
-    if name in argv:
-        i = argv.index(name)
-        v = argv[i + 1]
-        del argv[i:i + 2]
-        return v
-    return default
+    return take(argv, name, default)
 platform = opt("--platform", "trn2-server-16")
 size = opt("--size", "4096")
 conc = opt("--concurrent", "allreduce:256MiB:ring")

@@ -1,18 +1,16 @@
 #!/bin/sh
-# platform_gemm.sh TRNSIM WORKDIR: trnsim run --platform (issue 40, first part): a GEMM on every chosen full chip of a
-# server, each chip's C checked bit for bit; chip 0 (seed S) gives the single-chip run's C exactly; every
-# chip's time within 1% of it (the chips share no resource for a local GEMM; same-instant order differs); timing-only gives the same times as
-# functional, chip by chip; bad input is a usage error naming the option.
+# platform_gemm.sh TRNSIM WORKDIR: trnsim run --platform (issue 40): a GEMM on every chosen full chip of a server,
+# each chip's C checked bit for bit; chip 0 (seed S) gives the single-chip run's C exactly; every chip's time within
+# 1% of it (the chips share no resource for a local GEMM; same-instant order differs); timing-only gives the same
+# times as functional, chip by chip; --concurrent: the collective checked too, the interference measured, timing-only
+# the same times; --timeline: a track group per chip; bad input is a usage error naming the option.
 set -u
 trnsim=$1; work=$2
+here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$work"; mkdir -p "$work"; cd "$work" || exit 1
 fail() { echo "platform_gemm.sh: FAIL: $*"; exit 1; }
-expect() {
-  code=$1; regex=$2; shift 2
-  out=$("$@" 2>&1); got=$?
-  [ "$got" -eq "$code" ] || fail "'$*' exited $got, expected $code: $out"
-  printf '%s' "$out" | grep -Ezq -- "$regex" || fail "'$*' printed no /$regex/: $out"
-}
+# expect CODE REGEX CMD...: the exit code and a message fragment (tests/robustness/expect.sh).
+expect() { sh "$here/../robustness/expect.sh" "$@" >expect.log 2>&1 || fail "$(tail -n 5 expect.log) ('$*')"; }
 S="--m 256 --k 192 --n 320 --dtype bf16"
 G="$S --seed 5"
 P="--platform ring-8 --set chips.model=full --chips 0,3,5"
