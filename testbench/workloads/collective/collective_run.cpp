@@ -75,6 +75,7 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
                                         "(chips.model: \"full\") or every one light; this platform mixes them");
         const lowering_layout L = full_chip_layout(cfg, s);
         lowered_collective low = lower(s, L);
+        check_thread_stacks("platform '" + cfg.preset + "' (" + std::to_string(r.chips) + " full chips)");
         sc_core::sc_start(sc_core::SC_ZERO_TIME);  // finish elaboration: the chips' bindings are final, time is 0
         r.lowered_dma = low.dma_instructions;
         r.lowered_vector = low.vector_instructions;

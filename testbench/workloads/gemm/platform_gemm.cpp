@@ -95,6 +95,7 @@ platform_gemm_result run_platform_gemm(const platform::platform_config& cfg, con
     if (on_chip)
         for (uint32_t c = 0; c < mc.chips(); ++c)
             if (mc.full_chip[c]) on_chip(*plat.full_chip(c), c);
+    check_thread_stacks("platform '" + cfg.preset + "'");
     sc_core::sc_start(sc_core::SC_ZERO_TIME);  // finish elaboration: bindings are final, time is 0
     r.setup_wall_s = since(t_setup);
 
