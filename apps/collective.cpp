@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/args.h"
+#include "apps/observers.h"
 #include "apps/report.h"
 #include "platforms/config/platform_config.h"
 #include "testbench/workloads/collective/collective_run.h"
@@ -21,6 +22,7 @@ const char* COLLECTIVE_USAGE = R"(trnsim collective [--platform NAME | --config 
                   [--algo ring|bidir_ring|torus|hierarchical|direct] [--dtype fp32|bf16|fp16|...] [--chunks N]
                   [--root CHIP (broadcast)] [--timing-only | [--check] [--seed S] [--max-data-gib G]]
                   [--stats FILE.json] [--max-host-gib G] [--quiet]
+                  [--timeline FILE.json [--timeline-max-events N] [--timeline-window B:E]] (full chips)
                   [--link-down A-B ...] [--link-degraded A-B:FACTOR[:EXTRA_NS] ...]
   runs one collective on a server / cluster platform (trnsim list: ring-8, torus-4x4, trn2-ultraserver-64,
   cluster-...); SIZE in bytes, or with a suffix K/KiB, M/MiB, G/GiB (powers of 1024). Prints the simulated time,
@@ -138,7 +140,7 @@ platform::platform_config load_multichip(const args& a, const std::vector<std::s
 
 const option_set COLLECTIVE_OPTIONS = {{"platform", "config", "set", "config-dir", "op", "bytes", "algo", "dtype", "chunks",
                                         "root", "seed", "stats", "max-data-gib", "max-host-gib", "wall-limit", "link-down",
-                                        "link-degraded"},
+                                        "link-degraded", "timeline", "timeline-max-events", "timeline-window"},
                                        {"timing-only", "check", "quiet"},
                                        {"set", "link-down", "link-degraded"}};
 
@@ -259,7 +261,12 @@ int cmd_collective(const args& a) {
                                  std::to_string(p.chunks) + ")",
                           double(steps1) * p.chunks * per_step, fewer);
     }
+    // --timeline (full chips): every chip's engines, queues, DMA engines and HBM channels, a track group per chip.
+    if (a.has("timeline") && !cfg.multichip.all_full())
+        throw usage_error("--timeline records the full chips' engines: add --set chips.model=full (light chips have none)");
+    observers obs(a, cfg);
     tb::collective_options opt;
+    opt.on_chip = [&obs](platform::chip& chip, uint32_t c) { obs.attach_chip(chip, c); };
     opt.check = opt_check;
     opt.seed = a.u64("seed", 1);
     opt.sim.wall_limit_s = a.wall_limit_s();
@@ -273,6 +280,8 @@ int cmd_collective(const args& a) {
     } catch (const std::invalid_argument& e) {
         throw usage_error(e.what());
     }
+    obs.finish();
+    obs.warnings(std::cout);
 
     std::cout << "collective " << collective::name_of(p.o) << " (" << collective::name_of(p.a) << ") on " << what
               << ": " << n << " chips, " << topo_text(cfg.multichip.topo) << "\n";
@@ -342,6 +351,7 @@ int cmd_collective(const args& a) {
         j["config"] = cfg.source;
         write_file_atomic(a.str("stats", ""), j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     }
+    obs.report(std::cout);
     return r.checked && !r.pass ? 1 : 0;
 }
 

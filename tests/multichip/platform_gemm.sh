@@ -94,6 +94,15 @@ expect 2 "torus" "$trnsim" run $P $G --concurrent allreduce:1MiB:torus
 expect 2 "the collective needs [0-9]+ bytes of HBM per chip \\(input, output, scratch\\) beside the [0-9]+ bytes of the GEMM's operands, a full chip has" \
   "$trnsim" run $P $S --concurrent allreduce:64GiB --timing-only
 expect 2 "--concurrent applies to --platform" "$trnsim" run $G --concurrent allreduce:1MiB
+# trnsim collective --timeline on full chips: a track group per chip; on light chips refused.
+expect 0 "timeline +ct.json: [0-9]+ events" "$trnsim" collective --platform ring-8 --set chips.model=full --op allreduce --bytes 1MiB --check --quiet --timeline ct.json
+python3 - <<'PY' || fail "the collective timeline"
+import json
+t = json.load(open("ct.json"))
+ev = t["traceEvents"] if isinstance(t, dict) else t
+assert {e.get("pid") for e in ev if e.get("ph") == "X"} == set(range(8))
+PY
+expect 2 "--timeline records the full chips' engines: add --set chips.model=full" "$trnsim" collective --platform ring-8 --op allreduce --bytes 1MiB --timeline ct2.json
 # 64 full chips need more memory mappings for their thread stacks than the default vm.max_map_count allows:
 # refused before elaboration with the figures and the way out, not SystemC's "E518 stack setup failed".
 if [ "$(cat /proc/sys/vm/max_map_count 2>/dev/null || echo 0)" -le 69632 ]; then

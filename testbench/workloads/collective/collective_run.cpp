@@ -76,6 +76,8 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
         const lowering_layout L = full_chip_layout(cfg, s);
         lowered_collective low = lower(s, L);
         check_thread_stacks("platform '" + cfg.preset + "' (" + std::to_string(r.chips) + " full chips)");
+        if (opt.on_chip)
+            for (uint32_t c = 0; c < r.chips; ++c) opt.on_chip(*plat.full_chip(c), c);
         sc_core::sc_start(sc_core::SC_ZERO_TIME);  // finish elaboration: the chips' bindings are final, time is 0
         r.lowered_dma = low.dma_instructions;
         r.lowered_vector = low.vector_instructions;
