@@ -15,7 +15,7 @@ namespace trnsim::app {
 
 const char* TRAIN_USAGE = R"(trnsim train [--platform NAME | --config FILE] [--set key.path=value ...] [--config-dir DIR]
              --model NAME|FILE --dp D --tp T --pp P [--micro-batch B] [--global-batch G] [--steps N]
-             [--tp-algo ring|bidir_ring] [--dp-algo ring|bidir_ring] [--no-replay] [--jobs J]
+             [--tp-algo ring|bidir_ring] [--dp-algo ring|bidir_ring] [--no-replay [--max-host-gib G]] [--jobs J]
              [--timeline FILE.json] [--stats FILE.json] [--quiet]
   one training step of a Llama-style model (configs/models: llama-7b, llama-70b, tiny; or a JSON file) on a server
   or cluster platform: tensor parallelism over T chips, pipeline parallelism over P stages (1F1B over the
@@ -35,7 +35,7 @@ std::string ms(double ns) { return fmt("%.3f ms", ns * 1e-6); }
 }  // namespace
 
 const option_set TRAIN_OPTIONS = {{"platform", "config", "set", "config-dir", "model", "dp", "tp", "pp", "micro-batch",
-                                   "global-batch", "steps", "tp-algo", "dp-algo", "jobs", "timeline", "stats"},
+                                   "global-batch", "steps", "tp-algo", "dp-algo", "jobs", "timeline", "stats", "max-host-gib"},
                                   {"no-replay", "quiet"},
                                   {"set"}};
 
@@ -60,6 +60,8 @@ int cmd_train(const args& a) {
     p.micro_batch = a.u32("micro-batch", 1);
     train::train_options o;
     o.replay = !a.has("no-replay");
+    if (!o.replay) o.host_limit_bytes = host_memory_limit(a);
+    else a.refuse({"max-host-gib"}, "applies to --no-replay (replay's memory does not grow with the model)");
     o.quiet = a.has("quiet");
     o.steps = a.u32("steps", 1);
     if (o.steps == 0) throw usage_error("--steps: at least 1");

@@ -42,6 +42,9 @@ struct train_options {
     uint32_t steps = 1;                     // steps reported (every step of a plan has the same timing)
     bool quiet = false;                     // no progress line
     std::string timeline_file;              // Chrome/Perfetto JSON of every chip's step (empty: none)
+    // Host memory the plan may take (bytes; 0: no limit): without replay every operation use is a simulation
+    // request of its own, so a large model's uses are counted first and a plan over the limit is refused.
+    double host_limit_bytes = 0;
 };
 
 // One simulated operation and what it cost.
