@@ -38,10 +38,6 @@ const char* COLLECTIVE_USAGE = R"(trnsim collective [--platform NAME | --config 
   config's server.faults.links (docs/RELIABILITY.md "Link faults")
 )";
 
-namespace {
-
-} // namespace
-
 uint64_t parse_size(const std::string& option, const std::string& s) {
     size_t i = 0;
     while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
@@ -235,19 +231,14 @@ int cmd_collective(const args& a) {
         return usage_error("the " + std::string(collective::name_of(p.o)) + " schedule on " + std::to_string(n) +
                            " chips with --chunks " + std::to_string(p.chunks) + " " + why);
     };
-    {
-        // The closed-form bound first: a schedule far beyond the memory is refused without building anything.
-        collective::params one = p;
-        one.chunks = 1;
-        const double bound1 = collective::step_bound(cfg.multichip.topo, one);
-        if (bound1 * per_step > host_limit)
-            check_host_memory(a, "the " + std::string(collective::name_of(p.o)) + " schedule on " + std::to_string(n) +
-                                     " chips (up to " + fmt("%.3g", bound1) + " steps a chunk)",
-                              bound1 * per_step * p.chunks, fewer);
-    }
+    collective::params one = p;  // one chunk: the closed-form bound, then (chunks > 1) the steps of one built
+    one.chunks = 1;
+    // The closed-form bound first: a schedule far beyond the memory is refused without building anything.
+    if (const double bound1 = collective::step_bound(cfg.multichip.topo, one); bound1 * per_step > host_limit)
+        check_host_memory(a, "the " + std::string(collective::name_of(p.o)) + " schedule on " + std::to_string(n) +
+                                 " chips (up to " + fmt("%.3g", bound1) + " steps a chunk)",
+                          bound1 * per_step * p.chunks, fewer);
     if (p.chunks > 1) {
-        collective::params one = p;
-        one.chunks = 1;
         uint64_t steps1 = 0;
         try {
             steps1 = collective::build(cfg.multichip.topo, one).steps.size();
@@ -264,7 +255,7 @@ int cmd_collective(const args& a) {
     // --timeline (full chips): every chip's engines, queues, DMA engines and HBM channels, a track group per chip.
     if (a.has("timeline") && !cfg.multichip.all_full())
         throw usage_error("--timeline records the full chips' engines: add --set chips.model=full (light chips have none)");
-    observers obs(a, cfg);
+    observers obs(a, cfg, "trnsim collective");
     tb::collective_options opt;
     opt.on_chip = [&obs](platform::chip& chip, uint32_t c) { obs.attach_chip(chip, c); };
     opt.check = opt_check;

@@ -9,10 +9,10 @@
 
 namespace trnsim::app {
 
-// The server / cluster platform of --platform NAME or --config FILE (default trn2-ultraserver-64) with `sets`
-// applied; usage_error for a bad one or a single chip ("'trn2' is a single chip; <who> a server or cluster ...").
 // A size: bytes, or with a suffix K/KiB, M/MiB, G/GiB (powers of 1024); a usage error naming `option` otherwise.
 uint64_t parse_size(const std::string& option, const std::string& text);
+// The server / cluster platform of --platform NAME or --config FILE (default trn2-ultraserver-64) with `sets`
+// applied; usage_error for a bad one or a single chip ("'trn2' is a single chip; <who> a server or cluster ...").
 platform::platform_config load_multichip(const args& a, const std::vector<std::string>& sets, const std::string& who);
 
 // The reverse, for the commands that simulate one chip (run, sweep points): usage_error "<where>: a platform of N

@@ -24,7 +24,6 @@
 #include "apps/transformer.h"
 #include "platforms/config/platform_config.h"
 #include "platforms/single_chip/factories.h"
-#include "testbench/workloads/gemm/gemm.h"
 #include "testbench/workloads/gemm/gemm_run.h"
 #include "testbench/workloads/train/train_spec.h"
 
@@ -93,23 +92,6 @@ platform::platform_config load_cfg(const app::args& a) {
     return cfg;
 }
 
-tb::sim_options sim_opts(const app::args& a) {
-    tb::sim_options o;
-    o.wall_limit_s = a.wall_limit_s();
-    // 0 = no limit; else at least 1 ps, the simulation's time resolution (shorter limits never advance time).
-    o.stall_limit_us = a.num("stall-limit-us", 0, 0, 1e12);
-    if (o.stall_limit_us > 0 && o.stall_limit_us < 1e-6)
-        throw app::usage_error("option --stall-limit-us: must be 0 (no limit) or at least 0.000001 (1 ps)");
-    if (a.has("quiet")) o.progress_after_s = 0;
-    return o;
-}
-
-void write_stats(const app::args& a, nlohmann::json j) {
-    if (!a.has("stats")) return;
-    if (a.has("no-wall-time")) app::strip_wall_time(j);
-    app::write_file_atomic(a.str("stats", ""), j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-}
-
 int cmd_program(const app::args& a, const platform::platform_config& cfg) {
     a.refuse(GEMM_OBSERVER_OPTIONS, "applies to --workload gemm, not program");
     if (!a.has("program")) throw app::usage_error("--workload program needs --program FILE.json");
@@ -118,9 +100,9 @@ int cmd_program(const app::args& a, const platform::platform_config& cfg) {
     for (const std::string& k : gemm_and_transformer)
         if (a.has(k)) throw app::usage_error("--" + k + " does not apply to --workload program");
     auto p = tb::load_program(a.str("program", ""), cfg.chip);
-    auto r = tb::run_program(cfg, p, sim_opts(a), !a.has("no-check"));
+    auto r = tb::run_program(cfg, p, app::sim_options_from(a), !a.has("no-check"));
     std::cout << app::format_program_report(cfg, p, r);
-    write_stats(a, app::program_result_json(cfg, p, r));
+    app::write_stats(a, app::program_result_json(cfg, p, r));
     return r.checked && !r.pass ? 1 : 0;
 }
 
@@ -165,7 +147,7 @@ int cmd_run(const app::args& a) {
         throw app::usage_error("unknown workload '" + workload + "' (trnsim list shows the workloads)");
     if (a.has("stats")) app::check_writable("--stats", a.str("stats", ""));
     else a.refuse({"no-wall-time"}, "applies to --stats FILE");
-    tb::sim_options so = sim_opts(a);
+    tb::sim_options so = app::sim_options_from(a);
     auto cfg = load_cfg(a);
     app::check_distinct_files(a, &cfg);
     if (workload == "program") return cmd_program(a, cfg);
@@ -186,7 +168,7 @@ int cmd_run(const app::args& a) {
     auto r = tb::run_gemm(cfg, g, opt);
     obs.warnings(std::cout);
     std::cout << app::format_gemm_report(cfg, r);
-    write_stats(a, app::gemm_result_json(cfg, r));
+    app::write_stats(a, app::gemm_result_json(cfg, r));
     obs.report(std::cout);
     return r.checked && !r.pass ? 1 : 0;
 }

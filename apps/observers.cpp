@@ -51,7 +51,8 @@ std::vector<uint32_t> parse_wave_cores(const std::string& s, uint32_t cores) {
 }
 } // namespace
 
-observers::observers(const args& a, platform::platform_config& cfg) {
+observers::observers(const args& a, platform::platform_config& cfg, std::string generator)
+    : m_generator(std::move(generator)) {
     if (a.has("timeline")) {
         m_timeline_file = a.str("timeline", "");
         check_writable("--timeline", m_timeline_file);

@@ -20,7 +20,8 @@ class observers {
 public:
     // Reads --timeline*, --vcd; usage errors for bad values. --vcd needs sim.signals (set it in cfg before the
     // platform is built: this constructor does).
-    observers(const args& a, platform::platform_config& cfg);
+    // `generator`: the command, recorded in the timeline's metadata.
+    observers(const args& a, platform::platform_config& cfg, std::string generator = "trnsim run");
     ~observers();
     void hook(tb::gemm_options& opt);
     // A multi-chip run (run --platform): every chip attached with its own track group (pid = chip id), then finish()
@@ -35,7 +36,7 @@ private:
     std::unique_ptr<tb::chip_timeline> m_timeline;
     std::unique_ptr<tb::chip_waves> m_waves;
     std::string m_summary, m_warnings, m_wave_what;
-    std::string m_generator = "trnsim run";
+    std::string m_generator;
 };
 
 } // namespace trnsim::app

@@ -283,12 +283,10 @@ int cmd_run_platform(const args& a) {
                            a.has("concurrent") ? double(cfg.multichip.chips()) * 4.0 * double(conc.p.bytes) : 0.0);
     tb::gemm_options opt;
     opt.check = !a.has("no-check");
-    opt.sim.wall_limit_s = a.wall_limit_s();
-    opt.sim.stall_limit_us = a.num("stall-limit-us", 0, 0, 1e12);
-    if (a.has("quiet")) opt.sim.progress_after_s = 0;
+    opt.sim = sim_options_from(a);
     // --timeline: every chip's engines, queues, DMA engines and HBM channels, a track group per chip (its id); checked
     // before anything runs.
-    observers obs(a, cfg);
+    observers obs(a, cfg, "trnsim run --platform");
     // The interference: the GEMM alone and the collective alone, each in a child (SystemC elaborates once per
     // process) before this process runs both together; timing only (the same timing as with data).
     nlohmann::json interference;
@@ -337,8 +335,7 @@ int cmd_run_platform(const args& a) {
     if (a.has("stats")) {
         nlohmann::json j = platform_gemm_json(cfg, r, conc);
         if (a.has("concurrent")) j["interference"] = interference;
-        if (a.has("no-wall-time")) strip_wall_time(j);
-        write_file_atomic(a.str("stats", ""), j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+        write_stats(a, std::move(j));
     }
     return r.checked && !r.pass ? 1 : 0;
 }

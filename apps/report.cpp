@@ -175,6 +175,23 @@ void strip_wall_time(nlohmann::json& j) {
     for (const char* k : {"wall_s", "setup_wall_s", "operands_wall_s", "check_wall_s"}) j["result"].erase(k);
 }
 
+tb::sim_options sim_options_from(const args& a) {
+    tb::sim_options o;
+    o.wall_limit_s = a.wall_limit_s();
+    // 0 = no limit; else at least 1 ps, the simulation's time resolution (shorter limits never advance time).
+    o.stall_limit_us = a.num("stall-limit-us", 0, 0, 1e12);
+    if (o.stall_limit_us > 0 && o.stall_limit_us < 1e-6)
+        throw usage_error("option --stall-limit-us: must be 0 (no limit) or at least 0.000001 (1 ps)");
+    if (a.has("quiet")) o.progress_after_s = 0;
+    return o;
+}
+
+void write_stats(const args& a, nlohmann::json j) {
+    if (!a.has("stats")) return;
+    if (a.has("no-wall-time")) strip_wall_time(j);
+    write_file_atomic(a.str("stats", ""), j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
 std::vector<std::string> config_overrides(const args& a) {
     std::vector<std::string> sets = a.list("set");
     if (!a.has("timing-only")) return sets;

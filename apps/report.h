@@ -36,6 +36,11 @@ void strip_wall_time(nlohmann::json& j);
 void write_file_atomic(const std::string& file, const std::string& text);
 // Throws usage_error (exit 2) if `file` could not be written later (no such directory, not writable, a directory),
 // so a long run does not end in a write failure.
+// --wall-limit, --stall-limit-us (0, or at least 1 ps) and --quiet as the run loop's options.
+tb::sim_options sim_options_from(const args& a);
+// --stats FILE: `j` written through the output writer (wall-clock times left out with --no-wall-time); nothing
+// without --stats.
+void write_stats(const args& a, nlohmann::json j);
 // The --set overrides, with sim.functional=false for --timing-only (a --set of sim.functional beside it is a usage
 // error: the run would not do what one of them says).
 std::vector<std::string> config_overrides(const args& a);

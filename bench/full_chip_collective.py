@@ -5,18 +5,10 @@ chip (default trn2-server-16, 1 GiB FP32, ring; target < 60 s wall, < 8 GiB peak
 all-reduce on light chips measured in the same run (the simulated-time yardstick, and the light model's own wall)."""
 import json, os, resource, subprocess, sys, tempfile, time
 
-from bench_args import opt as take
+from bench_args import command_line
 
-argv = sys.argv[1:]
-def opt(name, default):
-    return take(argv, name, default)
-size = opt("--bytes", "1G")
-platform = opt("--platform", "trn2-server-16")
-algo = opt("--algo", "ring")
-build = os.path.abspath(argv[0] if argv else os.path.join(os.path.dirname(__file__), "..", "build"))
-trnsim = os.path.join(build, "apps", "trnsim")
-if not os.access(trnsim, os.X_OK):
-    sys.exit("full_chip_collective.py: %s not built (cmake --build %s --target trnsim)" % (trnsim, build))
+o, trnsim = command_line(__file__, {"--bytes": "1G", "--platform": "trn2-server-16", "--algo": "ring"})
+size, platform, algo = o["--bytes"], o["--platform"], o["--algo"]
 tmp = tempfile.mkdtemp(prefix="trnsim-fullcc-")
 
 def run(model):

@@ -7,18 +7,11 @@ its wall time covers three simulations; the yardsticks printed beside it are mea
 chip (trnsim run --preset) times the chips, and the collective alone on full chips (trnsim collective)."""
 import json, os, resource, subprocess, sys, tempfile, time
 
-from bench_args import opt as take
+from bench_args import command_line
 
-argv = sys.argv[1:]
-def opt(name, default):
-    return take(argv, name, default)
-platform = opt("--platform", "trn2-server-16")
-size = opt("--size", "4096")
-conc = opt("--concurrent", "allreduce:256MiB:ring")
-build = os.path.abspath(argv[0] if argv else os.path.join(os.path.dirname(__file__), "..", "build"))
-trnsim = os.path.join(build, "apps", "trnsim")
-if not os.access(trnsim, os.X_OK):
-    sys.exit("platform_workload.py: %s not built (cmake --build %s --target trnsim)" % (trnsim, build))
+o, trnsim = command_line(__file__, {"--platform": "trn2-server-16", "--size": "4096",
+                                    "--concurrent": "allreduce:256MiB:ring"})
+platform, size, conc = o["--platform"], o["--size"], o["--concurrent"]
 tmp = tempfile.mkdtemp(prefix="trnsim-platform-")
 
 def timed(args, stats):

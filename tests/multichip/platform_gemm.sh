@@ -59,6 +59,8 @@ assert len(names) >= 8, names
 PY
 expect 2 "--platform runs --workload gemm" "$trnsim" run $P --workload mlp
 expect 2 "--chips applies to --platform" "$trnsim" run --chips 0 $G
+# The run-loop options are read as for one chip (a stall limit under 1 ps would never advance time).
+expect 2 "option --stall-limit-us: must be 0 \\(no limit\\) or at least 0.000001 \\(1 ps\\)" "$trnsim" run $P $G --stall-limit-us 0.0000001
 expect 2 "the functional gemm 4096x4096x4096 on 3 chips would take about 1.7 GiB of host memory, more than --max-host-gib 1" \
   "$trnsim" run $P --m 4096 --k 4096 --n 4096 --max-host-gib 1
 # A concurrent all-reduce on the same chips: both checked, the interference measured in the same command.

@@ -17,15 +17,6 @@ uint64_t chip_seed(uint64_t seed, uint32_t chip) { return seed + uint64_t(chip) 
 
 namespace {
 
-// The GEMM's SBUF bytes per partition (its operand buffers from the partition's start, compile_gemm) when another
-// program must fit beside it: the GEMM keeps `gemm_share` of the partition.
-uint64_t gemm_sbuf_limit(const platform::chip_config& cc, uint64_t reserve) {
-    const uint64_t spb = cc.core.sbuf.partition_bytes;
-    return reserve < spb ? spb - reserve : 0;
-}
-
-// Appends `b`'s queues to `a`'s (DMA queues after a's, vector and scalar instructions after a's): the two programs
-// use disjoint semaphores (b's from a's count on), so neither waits on the other.
 // A program with `p`'s queues and semaphores and no instruction (the GEMM left out, its queue numbering kept).
 core::core_program empty_like(const core::core_program& p) {
     core::core_program e;
@@ -34,6 +25,8 @@ core::core_program empty_like(const core::core_program& p) {
     return e;
 }
 
+// Appends `b`'s queues to `a`'s (DMA queues after a's, vector and scalar instructions after a's): the two programs
+// use disjoint semaphores (b's from a's count on), so neither waits on the other.
 void merge_into(core::core_program& a, core::core_program&& b) {
     a.semaphores = std::max(a.semaphores, b.semaphores);
     for (auto& q : b.dma) a.dma.push_back(std::move(q));
@@ -67,9 +60,11 @@ platform_gemm_result run_platform_gemm(const platform::platform_config& cfg, con
     r.functional = cfg.functional;
     const gemm_layout layout = plan_layout(g, cc);
     const gemm_tiling tiling = plan_tiling(g, cc);
-    // With a concurrent collective, the GEMM leaves a quarter of every SBUF partition to the collective's staging.
+    // With a concurrent collective, the GEMM's buffers (from each SBUF partition's start) leave the top quarter of
+    // every partition to the collective's staging.
     const uint64_t staging = conc ? cc.core.sbuf.partition_bytes / 4 : 0;
-    const std::vector<core::core_program> programs = compile_gemm(g, layout, cc, gemm_sbuf_limit(cc, staging));
+    const uint64_t gemm_sbuf = cc.core.sbuf.partition_bytes - staging;
+    const std::vector<core::core_program> programs = compile_gemm(g, layout, cc, gemm_sbuf);
 
     // The collective, lowered for every chip, beside the GEMM.
     collective::schedule sched;
@@ -82,7 +77,7 @@ platform_gemm_result run_platform_gemm(const platform::platform_config& cfg, con
         sched = collective::build(mc.topo, conc->p);
         uint32_t sems = 0;
         for (const auto& p : programs) sems = std::max(sems, p.semaphores);
-        L = full_chip_layout(cfg, sched, layout.c_addr + layout.c_bytes, cc.core.sbuf.partition_bytes - staging, sems);
+        L = full_chip_layout(cfg, sched, layout.c_addr + layout.c_bytes, gemm_sbuf, sems);
         low = lower(sched, L);
         r.concurrent = true;
         r.collective.steps = sched.steps.size();
