@@ -166,7 +166,7 @@ size_t file_lines(const char* path) {
 }
 } // namespace
 
-void check_thread_stacks(const std::string& what) {
+void check_thread_stacks(const std::string& what, size_t to_spawn) {
     uint64_t limit = 0;
     if (FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r")) {
         unsigned long long v = 0;
@@ -174,14 +174,15 @@ void check_thread_stacks(const std::string& what) {
         std::fclose(f);
     }
     if (limit == 0) return;  // not Linux, or not readable: nothing to estimate against
-    const size_t threads = count_threads(sc_core::sc_get_top_level_objects());
+    const size_t threads = count_threads(sc_core::sc_get_top_level_objects()) + to_spawn;
     const size_t in_use = file_lines("/proc/self/maps");
-    // Measured: 7381 mappings for the 2176 threads of 8 full trn2 chips (3.4 a thread: the stack, its guard page and
-    // what the run allocates around them); estimated as 4 a thread, as 64 chips (17408 threads) ran out at 65530.
-    const uint64_t need = 4 * uint64_t(threads) + in_use;
+    // Measured: at most 8807 mappings for the 4592 threads of a collective on 16 full trn2 chips (1.74 a thread
+    // beyond the 820 before elaboration: the stack, its guard page and what the run allocates around them);
+    // estimated as 2 a thread. 64 chips (18368 threads) run at the default 65530, 256 do not.
+    const uint64_t need = 2 * uint64_t(threads) + in_use;
     if (need <= limit) return;
     throw std::invalid_argument(what + " has " + std::to_string(threads) +
-                                " SystemC threads: their stacks need about " + std::to_string(4 * threads) +
+                                " SystemC threads: their stacks need about " + std::to_string(2 * threads) +
                                 " memory mappings beside the " + std::to_string(in_use) + " in use, over the host's " +
                                 "vm.max_map_count of " + std::to_string(limit) + " (fewer full chips: chips.full, or the "
                                 "light model; or raise the limit: sysctl -w vm.max_map_count=" +

@@ -47,12 +47,12 @@ struct sim_probe {
 // time could wrap around 2^64 ps.
 constexpr uint64_t max_sim_ps = 1ull << 62;
 
-// Before elaboration ends (the first sc_start): throws std::invalid_argument if the SystemC threads built so far
-// cannot get their stacks. Each thread's stack is a mapping plus a guard page, about 4 memory mappings a thread with
-// what the run allocates around them (3.4 measured on 8 full chips), and the host allows vm.max_map_count mappings
-// per process (65530 by default): 64 full trn2 chips ask for more, and SystemC failed with "E518 stack setup
+// Before elaboration ends (the first sc_start): throws std::invalid_argument if the SystemC threads built so far,
+// with `to_spawn` more that loading programs will spawn (neuron_core::threads_for), cannot get their stacks. Each thread's stack is a mapping plus a guard page, about 2 memory mappings a thread with
+// what the run allocates around them (1.74 measured on 16 full chips), and the host allows vm.max_map_count mappings
+// per process (65530 by default): 256 full trn2 chips ask for more, and SystemC failed with "E518 stack setup
 // failed" or EAGAIN. `what` names the platform in the message.
-void check_thread_stacks(const std::string& what);
+void check_thread_stacks(const std::string& what, size_t to_spawn = 0);
 
 // Runs until probe.finished(); throws sim_error on deadlock, watchdog, stall or simulated-time overflow, with the
 // report. Idle simulated time (no event in whole time slices) is crossed in one step.

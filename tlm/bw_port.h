@@ -5,7 +5,8 @@
 #include <cmath>
 #include <cstdint>
 #include <iterator>
-#include <map>
+#include <utility>
+#include <vector>
 
 namespace trnsim::tlmx {
 
@@ -77,8 +78,9 @@ public:
     uint64_t place(uint64_t from, Length length) {
         uint64_t t = from;
         // The first busy interval that ends after t (intervals are disjoint and sorted, so their ends are too).
-        auto it = m_busy.upper_bound(t);
-        if (it != m_busy.begin() && std::prev(it)->second > t) --it;
+        auto first = m_busy.begin() + ptrdiff_t(m_head);
+        auto it = std::upper_bound(first, m_busy.end(), t, [](uint64_t v, const interval& i) { return v < i.first; });
+        if (it != first && std::prev(it)->second > t) --it;
         uint64_t len = length(t);
         while (it != m_busy.end() && it->first < t + len) {  // overlaps [t, t + len): start after it
             if (it->second > t) {
@@ -92,7 +94,11 @@ public:
         return t;
     }
     void forget_before(uint64_t t) {
-        while (!m_busy.empty() && m_busy.begin()->second < t) m_busy.erase(m_busy.begin());
+        while (m_head < m_busy.size() && m_busy[m_head].second < t) ++m_head;
+        if (m_head >= 64 && 2 * m_head >= m_busy.size()) {  // drop the forgotten front now and then
+            m_busy.erase(m_busy.begin(), m_busy.begin() + ptrdiff_t(m_head));
+            m_head = 0;
+        }
     }
 
     uint64_t busy_ps() const { return m_busy_ps; }
@@ -100,28 +106,34 @@ public:
     uint64_t transfers() const { return m_transfers; }
     uint64_t wait_ps() const { return m_wait_ps; }
     uint64_t free_at_ps() const { return m_last_end; }  // the end of the latest reservation
-    size_t intervals() const { return m_busy.size(); }
+    size_t intervals() const { return m_busy.size() - m_head; }
 
 private:
+    using interval = std::pair<uint64_t, uint64_t>;  // [start, end)
     // Adds [a, b) (idle before: the caller found the gap), merging with the intervals it touches.
     void insert(uint64_t a, uint64_t b) {
-        auto next = m_busy.lower_bound(a);
+        auto first = m_busy.begin() + ptrdiff_t(m_head);
+        auto next = std::lower_bound(first, m_busy.end(), a, [](const interval& i, uint64_t v) { return i.first < v; });
         if (next != m_busy.end() && next->first == b) {
             b = next->second;
             next = m_busy.erase(next);
+            first = m_busy.begin() + ptrdiff_t(m_head);
         }
-        if (next != m_busy.begin()) {
+        if (next != first) {
             auto prev = std::prev(next);
             if (prev->second == a) {
                 prev->second = b;
                 return;
             }
         }
-        m_busy.emplace_hint(next, a, b);
+        m_busy.insert(next, interval(a, b));
     }
 
     double m_ps_per_byte = 0;
-    std::map<uint64_t, uint64_t> m_busy;  // start -> end
+    // Busy intervals, sorted and disjoint; those before m_head are forgotten (most reservations land near the end,
+    // so a vector beats a tree here).
+    std::vector<interval> m_busy;
+    size_t m_head = 0;
     uint64_t m_busy_ps = 0, m_bytes = 0, m_transfers = 0, m_wait_ps = 0, m_last_end = 0;
 };
 

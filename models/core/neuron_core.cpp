@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "tlm/ext_error.h"
+#include "tlm/time.h"
 
 namespace trnsim::core {
 
@@ -21,10 +22,6 @@ neuron_core::neuron_core(sc_core::sc_module_name name, const core_config& cfg, t
     local.out.bind(sem_regs);
     sem_regs.register_b_transport(this, &neuron_core::sem_transport);
     sem_regs.register_transport_dbg(this, &neuron_core::sem_debug);
-    SC_HAS_PROCESS(neuron_core);
-    SC_METHOD(apply_register_writes);
-    sensitive << m_register_due;
-    dont_initialize();
     m_te.out.bind(local.in);
     m_ve.out.bind(local.in);
     m_se.out.bind(local.in);
@@ -178,7 +175,7 @@ void neuron_core::sem_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& 
             m_register_writes.emplace_back(at, s);
             std::push_heap(m_register_writes.begin(), m_register_writes.end(), std::greater<>());
         }
-        m_register_due.notify(delay);
+        tlmx::scheduler::get().call_at(tlmx::to_ps(at), m_rank, this);
     } else {
         gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
         return;
@@ -198,7 +195,7 @@ unsigned neuron_core::sem_debug(tlm::tlm_generic_payload& gp) {
     return unsigned(count * core_config::SEM_REGISTER_BYTES);
 }
 
-void neuron_core::apply_register_writes() {
+void neuron_core::on_time(uint64_t) {
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     while (!m_register_writes.empty() && m_register_writes.front().first <= now) {
         const uint32_t s = m_register_writes.front().second;
@@ -208,7 +205,6 @@ void neuron_core::apply_register_writes() {
         m_last_completion = now;
         bump(s);
     }
-    if (!m_register_writes.empty()) m_register_due.notify(m_register_writes.front().first - now);
 }
 
 void neuron_core::trace(sc_core::sc_trace_file* tf) const {

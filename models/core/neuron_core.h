@@ -14,9 +14,10 @@
 #include "models/sram/sram.h"
 #include "models/tensor_engine/tensor_engine.h"
 #include "models/vector_engine/vector_engine.h"
-#include "tlm/observer.h"
 #include "tlm/fault.h"
+#include "tlm/observer.h"
 #include "tlm/router.h"
+#include "tlm/scheduler.h"
 #include "tlm/stats.h"
 
 namespace trnsim::core {
@@ -34,7 +35,7 @@ struct queue_event {
     sc_core::sc_time issued, completed;
 };
 
-class neuron_core : public sc_core::sc_module {
+class neuron_core : public sc_core::sc_module, private tlmx::timed_client {
 public:
     tlmx::router local;  // in: from the chip interconnect and the TE; out: SBUF, PSUM
     sram::sram sbuf;
@@ -53,6 +54,10 @@ public:
     // Loads the instruction streams (before simulation). Throws std::invalid_argument naming the queue and the
     // instruction index for anything the core cannot run.
     void load(core_program prog);
+    // The SystemC threads load(p) spawns: one per instruction queue that runs (the TE queue always).
+    static size_t threads_for(const core_program& p) {
+        return 1 + p.dma.size() + (p.vector.empty() ? 0 : 1) + (p.scalar.empty() ? 0 : 1);
+    }
     // Queues that have not run to their end, with what they wait for ("te #12 waits sem 3 >= 5 (is 4)").
     std::vector<std::string> stuck() const;
     bool finished() const { return stuck().empty(); }
@@ -85,9 +90,9 @@ private:
     void sem_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     unsigned sem_debug(tlm::tlm_generic_payload& gp);
     bool sem_access(tlm::tlm_generic_payload& gp, uint32_t& first, uint32_t& count);
-    void apply_register_writes();
+    void on_time(uint64_t) override;  // applies the register writes due now
     std::vector<std::pair<sc_core::sc_time, uint32_t>> m_register_writes;
-    sc_core::sc_event m_register_due;
+    uint32_t m_rank = tlmx::scheduler::next_rank();
     void te_thread();
     void dma_thread(size_t queue);
     void vec_thread(size_t queue, ve::vector_engine& eng, opcode op);

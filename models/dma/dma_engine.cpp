@@ -11,11 +11,10 @@
 namespace trnsim::dma {
 
 dma_engine::dma_engine(sc_core::sc_module_name name, const dma_config& cfg, const std::vector<tlmx::fault_spec>& faults)
-    : sc_module(name), out("out"), m_cfg(cfg), m_port(cfg.engine_gbps, 0), m_stats(basename()) {
+    : sc_module(name), out("out"), m_cfg(cfg), m_rank(tlmx::scheduler::next_rank()), m_port(cfg.engine_gbps, 0),
+      m_stats(basename()) {
     for (const auto& f : faults) m_faults.emplace_back(f);
-    SC_HAS_PROCESS(dma_engine);
-    SC_THREAD(issue_thread);
-    SC_THREAD(retire_thread);
+    start_thread_if_blocking();  // the memories are built before the cores
     if (cfg.signals) m_waves = std::make_unique<waves>();
     for (auto* s : {static_cast<stats::stat*>(&m_descriptors), static_cast<stats::stat*>(&m_bursts),
                     static_cast<stats::stat*>(&m_bytes), static_cast<stats::stat*>(&m_busy),
@@ -28,12 +27,38 @@ void dma_engine::submit(const dma_descriptor& d, std::function<void()> on_done, 
     j.d = d;
     j.on_done = std::move(on_done);
     j.submitted = sc_core::sc_time_stamp();
-    j.eligible = j.submitted + sc_core::sc_time(m_cfg.descriptor_latency_ns, sc_core::SC_NS);
+    j.eligible_ps = tlmx::now_ps() + tlmx::to_ps(sc_core::sc_time(m_cfg.descriptor_latency_ns, sc_core::SC_NS));
     if (m_cfg.checksum) j.check = std::move(check);
-    j.eligible = sc_core::sc_time_stamp() + sc_core::sc_time(m_cfg.descriptor_latency_ns, sc_core::SC_NS);
     m_jobs.push_back(std::move(j));
-    m_new_job.notify(sc_core::SC_ZERO_TIME);
+    wake_at(m_jobs.back().eligible_ps);
     update_waves();
+}
+
+void dma_engine::wake_at(uint64_t t_ps) {
+    if (t_ps == NEVER) return;
+    auto at = std::lower_bound(m_wakes.begin(), m_wakes.end(), t_ps);
+    if (at != m_wakes.end() && *at == t_ps) return;
+    m_wakes.insert(at, t_ps);
+    tlmx::scheduler::get().call_at(t_ps, m_rank, this, t_ps);
+}
+
+void dma_engine::on_time(uint64_t t_ps) {
+    m_wakes.erase(std::lower_bound(m_wakes.begin(), m_wakes.end(), t_ps));
+    if (m_blocking) m_kick.notify();  // the thread issues
+    else wake_at(advance());
+}
+
+void dma_engine::start_thread_if_blocking() {
+    if (m_blocking || !tlmx::scheduler::blocking_targets()) return;
+    m_blocking = true;
+    sc_core::sc_spawn(sc_bind(&dma_engine::issue_thread, this), "issue");
+}
+
+void dma_engine::issue_thread() {
+    while (true) {
+        wake_at(advance());
+        sc_core::wait(m_kick);
+    }
 }
 
 void dma_engine::update_waves() {
@@ -65,69 +90,71 @@ void dma_engine::next_burst(job& j, uint64_t& src, uint64_t& dst, uint64_t& len)
     }
 }
 
-void dma_engine::issue_thread() {
+uint64_t dma_engine::advance() {
     while (true) {
+        const uint64_t now = tlmx::now_ps();
+        retire(now);
+        const uint64_t done = m_completions.empty() ? NEVER : m_completions.front();
         // The oldest descriptor that still has bursts to issue (bursts go out in descriptor order).
         auto it = m_jobs.begin();
         while (it != m_jobs.end() && it->all_issued) ++it;
-        if (it == m_jobs.end()) {
-            sc_core::wait(m_new_job);
-            continue;
-        }
-        if (sc_core::sc_time_stamp() < it->eligible) {
-            sc_core::wait(it->eligible - sc_core::sc_time_stamp());
-            continue;  // an older descriptor may have arrived meanwhile
-        }
-        if (m_flights.size() >= m_cfg.outstanding) {
-            sc_core::wait(m_landed);
-            continue;
-        }
-        uint64_t src, dst, len;
-        if (it->bursts++ == 0) it->issue_begin = sc_core::sc_time_stamp();
-        next_burst(*it, src, dst, len);
-        ++it->in_flight;
-
-        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-        uint64_t start = tlmx::now_ps();
-        uint64_t port_done = m_port.reserve(start, len);
-        tlm::tlm_generic_payload* gp = m_pool.acquire(len);
-        gp->set_command(tlm::TLM_READ_COMMAND);
-        gp->set_address(src);
-        for (auto& f : m_faults)
-            if (f.spec().kind == "error" && f.hit(sc_core::sc_time_stamp().to_seconds() * 1e9)) {
-                ++m_injected;
-                burst_failed(*it, gp, "injected fault " + f.spec().label);
-            }
-        out->b_transport(*gp, delay);
-        if (gp->get_response_status() != tlm::TLM_OK_RESPONSE) burst_failed(*it, gp, tlmx::error_text(*gp));
-        if (it->check) {
-            it->check->source = checksum_update(it->check->source, dst, gp->get_data_ptr(), len);
-            it->check->bytes += len;
-        }
-        gp->set_command(tlm::TLM_WRITE_COMMAND);
-        gp->set_address(dst);
-        gp->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-        out->b_transport(*gp, delay);
-        if (gp->get_response_status() != tlm::TLM_OK_RESPONSE) burst_failed(*it, gp, tlmx::error_text(*gp));
-        gp->release();
-        if (it->check) {
-            // What actually landed (a zero-time backdoor read of the destination right after the write).
-            m_readback.resize(len);
-            if (tlmx::debug_transport(out, tlm::TLM_READ_COMMAND, dst, m_readback.data(), len) == len)
-                it->check->destination = checksum_update(it->check->destination, dst, m_readback.data(), len);
-            else
-                it->check->unverifiable = true;
-        }
-        sc_core::sc_time lands = std::max(tlmx::from_ps(port_done), sc_core::sc_time_stamp() + delay);
-        it->issue_end = std::max(tlmx::from_ps(port_done), sc_core::sc_time_stamp());
-        m_flights.push_back({lands, it, len});
-        std::push_heap(m_flights.begin(), m_flights.end(), std::greater<>());
-        m_new_flight.notify(sc_core::SC_ZERO_TIME);
-        update_waves();
-        // The datapath is busy until this burst has streamed through it.
-        uint64_t now = tlmx::now_ps();
-        if (port_done > now) sc_core::wait(tlmx::from_ps(port_done - now));
+        if (it == m_jobs.end()) return done;
+        uint64_t ready = std::max(it->eligible_ps, m_port.free_at_ps());  // the datapath streams one burst at a time
+        if (m_flights.size() >= m_cfg.outstanding) ready = std::max(ready, m_flights.front().lands_ps);
+        if (ready > now) return std::min(done, ready);
+        issue_burst(it);
     }
+}
+
+void dma_engine::issue_burst(std::list<job>::iterator it) {
+    job& j = *it;
+    uint64_t src, dst, len;
+    if (j.bursts++ == 0) j.issue_begin = sc_core::sc_time_stamp();
+    next_burst(j, src, dst, len);
+    ++j.in_flight;
+
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    const uint64_t port_done = m_port.reserve(tlmx::now_ps(), len);
+    tlm::tlm_generic_payload* gp = m_pool.acquire(len);
+    gp->set_command(tlm::TLM_READ_COMMAND);
+    gp->set_address(src);
+    for (auto& f : m_faults)
+        if (f.spec().kind == "error" && f.hit(sc_core::sc_time_stamp().to_seconds() * 1e9)) {
+            ++m_injected;
+            burst_failed(j, gp, "injected fault " + f.spec().label);
+        }
+    out->b_transport(*gp, delay);
+    if (gp->get_response_status() != tlm::TLM_OK_RESPONSE) burst_failed(j, gp, tlmx::error_text(*gp));
+    if (j.check) {
+        j.check->source = checksum_update(j.check->source, dst, gp->get_data_ptr(), len);
+        j.check->bytes += len;
+    }
+    gp->set_command(tlm::TLM_WRITE_COMMAND);
+    gp->set_address(dst);
+    gp->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    out->b_transport(*gp, delay);
+    if (gp->get_response_status() != tlm::TLM_OK_RESPONSE) burst_failed(j, gp, tlmx::error_text(*gp));
+    gp->release();
+    if (j.check) {
+        // What actually landed (a zero-time backdoor read of the destination right after the write).
+        m_readback.resize(len);
+        if (tlmx::debug_transport(out, tlm::TLM_READ_COMMAND, dst, m_readback.data(), len) == len)
+            j.check->destination = checksum_update(j.check->destination, dst, m_readback.data(), len);
+        else
+            j.check->unverifiable = true;
+    }
+    const uint64_t now = tlmx::now_ps();  // later than at the start if a target blocked
+    const uint64_t lands = std::max(port_done, now + tlmx::to_ps(delay));
+    j.issue_end = tlmx::from_ps(std::max(port_done, now));
+    j.last_lands_ps = std::max(j.last_lands_ps, lands);
+    m_flights.push_back({lands, it, len});
+    std::push_heap(m_flights.begin(), m_flights.end(), std::greater<>());
+    if (j.all_issued) {
+        m_completions.push_back(j.last_lands_ps);
+        std::push_heap(m_completions.begin(), m_completions.end(), std::greater<>());
+    }
+    if (m_waves) wake_at(lands);  // the waveform shows each landing at its instant
+    update_waves();
 }
 
 void dma_engine::burst_failed(const job& j, tlm::tlm_generic_payload* gp, const std::string& why) {
@@ -143,28 +170,22 @@ std::string dma_engine::in_flight_text() const {
     if (m_flights.empty()) return {};
     char buf[96];
     std::snprintf(buf, sizeof buf, ", %zu bursts in flight, the next lands at %.3f us", m_flights.size(),
-                  m_flights.front().lands.to_seconds() * 1e6);
+                  double(m_flights.front().lands_ps) * 1e-6);
     return buf;
 }
 
-void dma_engine::retire_thread() {
-    while (true) {
-        if (m_flights.empty()) {
-            sc_core::wait(m_new_flight);
-            continue;
-        }
-        sc_core::sc_time t = m_flights.front().lands;
-        if (t > sc_core::sc_time_stamp()) {
-            sc_core::wait(t - sc_core::sc_time_stamp(), m_new_flight);  // an earlier landing may be queued meanwhile
-            continue;
-        }
+void dma_engine::retire(uint64_t now) {
+    while (!m_completions.empty() && m_completions.front() <= now) {
+        std::pop_heap(m_completions.begin(), m_completions.end(), std::greater<>());
+        m_completions.pop_back();
+    }
+    while (!m_flights.empty() && m_flights.front().lands_ps <= now) {
         std::pop_heap(m_flights.begin(), m_flights.end(), std::greater<>());
         in_flight f = m_flights.back();
         m_flights.pop_back();
         ++m_bursts;
         m_bytes += double(f.bytes);
         m_landed_bytes += f.bytes;
-        m_landed.notify(sc_core::SC_ZERO_TIME);
         update_waves();
         if (--f.owner->in_flight == 0 && f.owner->all_issued) {
             auto cb = std::move(f.owner->on_done);

@@ -1,8 +1,10 @@
 // One DMA engine: a FIFO of descriptors, moved as bursts (read from the source, write to the destination) through
-// one initiator socket. The issuing thread sends a burst whenever the engine's datapath (a bandwidth-limited port)
-// is free and fewer than `outstanding` bursts are in flight; each burst lands at the time its transport annotated
-// (memory latency and contention included), when a retire thread accounts it. A descriptor's completion callback
-// runs when its last burst has landed.
+// one initiator socket. The engine sends a burst whenever the engine's datapath (a bandwidth-limited port) is free
+// and fewer than `outstanding` bursts are in flight; each burst lands at the time its transport annotated (memory
+// latency and contention included). A descriptor's completion callback runs at the instant its last burst lands.
+// The engine acts through the model's scheduler (tlm/scheduler.h) in its rank's turn: bursts that engines issue
+// at the same instant reach the memories in rank order. It issues from scheduler callbacks (no thread switch per
+// burst) unless a target may block in b_transport (the detailed HBM model), when a thread of its own issues.
 // Errors: a failed burst (error response, or an injected "error" fault) is reported with SC_REPORT_ERROR under the
 // engine's name with the target's reason, the burst and the descriptor. With checksums on, each burst's data is
 // added to the descriptor's checksum_state as read and again as found at the destination after the write.
@@ -24,6 +26,7 @@
 #include "tlm/bw_port.h"
 #include "tlm/observer.h"
 #include "tlm/payload_pool.h"
+#include "tlm/scheduler.h"
 #include "tlm/stats.h"
 
 namespace trnsim::dma {
@@ -39,7 +42,7 @@ struct dma_event {
     uint64_t bursts;
 };
 
-class dma_engine : public sc_core::sc_module {
+class dma_engine : public sc_core::sc_module, private tlmx::timed_client {
 public:
     tlm_utils::simple_initiator_socket<dma_engine> out;
 
@@ -63,29 +66,43 @@ private:
         dma_descriptor d;
         std::function<void()> on_done;
         std::shared_ptr<checksum_state> check;
-        sc_core::sc_time eligible;
+        uint64_t eligible_ps = 0;
         uint32_t plane = 0, row = 0;
         uint64_t off = 0;
         bool all_issued = false;
         uint64_t in_flight = 0;
+        uint64_t last_lands_ps = 0;  // the latest landing of its bursts so far
         sc_core::sc_time submitted, issue_begin, issue_end;  // for observers
         uint64_t bursts = 0;
     };
-    void issue_thread();
-    void retire_thread();
+    static constexpr uint64_t NEVER = UINT64_MAX;
+    // Issues every burst that can go at this instant and retires what has landed; returns the next instant at which
+    // the engine has something to do (NEVER: nothing until a descriptor arrives). May block in thread mode.
+    uint64_t advance();
+    void issue_burst(std::list<job>::iterator it);
+    void retire(uint64_t now_ps);
+    void wake_at(uint64_t t_ps);
+    void on_time(uint64_t t_ps) override;
+    void issue_thread();  // only when a target may block
+    void start_thread_if_blocking();
+    void end_of_elaboration() override { start_thread_if_blocking(); }  // a blocking target built after this engine
     void next_burst(job& j, uint64_t& src, uint64_t& dst, uint64_t& len);
     [[noreturn]] void burst_failed(const job& j, tlm::tlm_generic_payload* gp, const std::string& why);
     struct in_flight {
-        sc_core::sc_time lands;
+        uint64_t lands_ps;
         std::list<dma_engine::job>::iterator owner;
         uint64_t bytes;
-        bool operator>(const in_flight& o) const { return lands > o.lands; }
+        bool operator>(const in_flight& o) const { return lands_ps > o.lands_ps; }
     };
 
     dma_config m_cfg;
     std::list<job> m_jobs;
-    sc_core::sc_event m_new_job, m_landed, m_new_flight;
+    uint32_t m_rank;
+    bool m_blocking = false;  // a target may block: issue from issue_thread
+    std::vector<uint64_t> m_wakes;  // instants the scheduler will call this engine at (sorted; a few at most)
+    sc_core::sc_event m_kick;   // thread mode: a wake
     std::vector<in_flight> m_flights;  // min-heap on landing time
+    std::vector<uint64_t> m_completions;  // min-heap: when descriptors whose bursts are all issued will be done
     tlmx::bw_port m_port;
     tlmx::payload_pool m_pool;
     tlmx::observer_list<dma_event> m_observers;

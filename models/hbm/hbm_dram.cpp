@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "tlm/ext_error.h"
+#include "tlm/scheduler.h"
 #include "tlm/time.h"
 
 namespace trnsim::hbm {
@@ -35,6 +36,7 @@ hbm_dram::hbm_dram(sc_module_name name, const hbm_dram_config& dram, const hbm_c
     SC_METHOD(wake);
     sensitive << m_wake;
     dont_initialize();
+    tlmx::scheduler::note_blocking_target();  // b_transport waits for the controller
 }
 
 sc_time hbm_dram::time_of(cycle_t c) const { return sc_time(std::round(double(c) * m_tck_ps), SC_PS); }

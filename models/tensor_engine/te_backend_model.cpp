@@ -47,7 +47,7 @@ void te_backend_model::submit(te_job&& job) {
     m_pushed.notify();
     // Accepted when its weights start loading (the background weight buffer is free).
     sc_core::sc_time accept = m_clock.time_of(s.load_start);
-    if (accept > sc_core::sc_time_stamp()) sc_core::wait(accept - sc_core::sc_time_stamp());
+    if (accept > sc_core::sc_time_stamp()) m_submit_clock.wait_for(accept - sc_core::sc_time_stamp());
 }
 
 void te_backend_model::completion_thread() {
@@ -55,7 +55,7 @@ void te_backend_model::completion_thread() {
         if (m_pending.empty()) sc_core::wait(m_pushed);
         if (m_pending.empty()) continue;
         sc_core::sc_time t = m_clock.time_of(m_pending.front().job.done);
-        if (t > sc_core::sc_time_stamp()) sc_core::wait(t - sc_core::sc_time_stamp());
+        if (t > sc_core::sc_time_stamp()) m_completion_clock.wait_for(t - sc_core::sc_time_stamp());
         if (m_pending.front().result.valid()) m_pending.front().result.get();  // rethrows what compute threw
         te_job job = std::move(m_pending.front().job);
         m_pending.pop_front();

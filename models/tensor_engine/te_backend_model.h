@@ -10,6 +10,7 @@
 #include "models/tensor_engine/te_config.h"
 #include "models/tensor_engine/te_backend_if.h"
 #include "models/tensor_engine/te_timing.h"
+#include "tlm/scheduler.h"
 
 namespace trnsim::te {
 
@@ -42,6 +43,7 @@ private:
     };
     std::deque<pending> m_pending;  // in completion order (the array finishes instructions in order)
     sc_core::sc_event m_pushed;
+    tlmx::timed_thread m_submit_clock, m_completion_clock;
 };
 
 } // namespace trnsim::te

@@ -88,7 +88,7 @@ void tensor_engine::matmul(const matmul_args& a, std::function<void()> on_done) 
               data ? job.moving.data() : nullptr, delay);
     // The moving operand streams from SBUF while the array runs; only the stationary read must precede the
     // weight load. The SBUF read of both still occupies the SBUF bank ports (contention is accounted there).
-    if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
+    if (delay > sc_core::SC_ZERO_TIME) m_issue_clock.wait_for(delay);
 
     m_macs += double(a.k) * a.m * a.n;
     *m_macs_by_type[size_t(a.in_type)] += double(a.k) * a.m * a.n;
@@ -145,7 +145,7 @@ void tensor_engine::writeback_thread() {
                               " failed: " + tlmx::status_name(st);
             SC_REPORT_ERROR(name(), msg.c_str());
         }
-        if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
+        if (delay > sc_core::SC_ZERO_TIME) m_writeback_clock.wait_for(delay);
         ++m_instructions;
         set_in_flight(m_in_flight - 1);
         m_last_done_cycle.set(double(f.job.done));

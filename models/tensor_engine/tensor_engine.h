@@ -17,6 +17,7 @@
 #include "models/tensor_engine/te_timing.h"
 #include "tlm/observer.h"
 #include "tlm/payload_pool.h"
+#include "tlm/scheduler.h"
 #include "tlm/stats.h"
 
 namespace trnsim::te {
@@ -73,6 +74,7 @@ private:
     // Whether MATMULs carry operand and result bytes: functional runs and the RTL back end (which computes on pins).
     bool carries_data() const { return m_cfg.functional || m_cfg.impl == te_impl::rtl; }
     sc_core::sc_event m_done_ev;
+    tlmx::timed_thread m_issue_clock, m_writeback_clock;  // timed waits of the issuing and write-back threads
     uint64_t m_next_id = 0;
     tlmx::observer_list<matmul_event> m_observers;
     struct waves {

@@ -70,7 +70,7 @@ void vector_engine::execute(const vec_args& a) {
     // The engine streams while the operands arrive: the later of the two ends sets when the result is ready.
     sc_core::sc_time delay = std::max(reads, busy);
     write_tile(a.out, op, of, m_o, delay);
-    if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
+    if (delay > sc_core::SC_ZERO_TIME) m_clock.wait_for(delay);
     ++m_instructions;
     ++m_done;
     m_elements += double(elements(a));

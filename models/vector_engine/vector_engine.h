@@ -13,6 +13,7 @@
 #include "models/vector_engine/ve_config.h"
 #include "models/vector_engine/vec_args.h"
 #include "tlm/payload_pool.h"
+#include "tlm/scheduler.h"
 #include "tlm/stats.h"
 
 namespace trnsim::ve {
@@ -43,6 +44,7 @@ private:
     std::vector<uint8_t> m_raw;
     std::vector<float> m_a, m_b, m_o;
     uint64_t m_done = 0;
+    tlmx::timed_thread m_clock;  // the timed wait of the thread running execute()
     stats::group m_stats;
     stats::counter m_instructions{"instructions", "count", "instructions completed"};
     stats::counter m_elements{"elements", "count", "input elements processed (parts x free per instruction)"};

@@ -90,7 +90,19 @@ platform_gemm_result run_platform_gemm(const platform::platform_config& cfg, con
     if (on_chip)
         for (uint32_t c = 0; c < mc.chips(); ++c)
             if (mc.full_chip[c]) on_chip(*plat.full_chip(c), c);
-    check_thread_stacks("platform '" + cfg.preset + "'");
+    using part = concurrent_collective::part;
+    const bool gemm_alone = conc && conc->run == part::gemm_alone, collective_alone = conc && conc->run == part::collective_alone;
+    const std::vector<uint32_t> everyone = [&] {
+        std::vector<uint32_t> v;
+        for (uint32_t c = 0; c < mc.chips(); ++c) v.push_back(c);
+        return v;
+    }();
+    // The queue threads the programs loaded below spawn (an upper bound: vector and scalar queues counted).
+    size_t to_spawn = 0;
+    for (uint32_t c : conc ? everyone : chips)
+        for (uint32_t k = 0; k < cc.cores; ++k)
+            to_spawn += 3 + programs.front().dma.size() + (conc && !gemm_alone ? low.programs[c][k].dma.size() : 0);
+    check_thread_stacks("platform '" + cfg.preset + "'", to_spawn);
     sc_core::sc_start(sc_core::SC_ZERO_TIME);  // finish elaboration: bindings are final, time is 0
     r.setup_wall_s = since(t_setup);
 
@@ -102,13 +114,6 @@ platform_gemm_result run_platform_gemm(const platform::platform_config& cfg, con
     // GEMM's own time on a chip; the others' the collective's.
     const size_t gemm_queues = 1 + programs.front().dma.size();
     std::vector<sc_core::sc_time> gemm_done(mc.chips()), coll_done(mc.chips());
-    using part = concurrent_collective::part;
-    const bool gemm_alone = conc && conc->run == part::gemm_alone, collective_alone = conc && conc->run == part::collective_alone;
-    const std::vector<uint32_t> everyone = [&] {
-        std::vector<uint32_t> v;
-        for (uint32_t c = 0; c < mc.chips(); ++c) v.push_back(c);
-        return v;
-    }();
     for (uint32_t c : conc ? everyone : chips) {
         platform::chip& chip = *plat.full_chip(c);
         const auto at = std::find(chips.begin(), chips.end(), c);
