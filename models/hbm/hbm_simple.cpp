@@ -12,6 +12,9 @@ hbm_simple::hbm_simple(sc_core::sc_module_name name, const hbm_config& cfg)
     : hbm_model(name, cfg.functional, cfg.faults, cfg.channels()), m_cfg(cfg), m_store(cfg.capacity_bytes),
       m_stats(basename()) {
     m_channels.resize(cfg.channels(), tlmx::gap_port(cfg.bandwidth_gbps / cfg.channels()));
+    const uint64_t n = m_channels.size();
+    if (n > 1 && (n & (n - 1)) == 0)
+        while ((uint64_t(1) << m_channel_bits) < n) ++m_channel_bits;
     m_stats.add(m_bytes_read);
     m_stats.add(m_bytes_written);
     m_stats.add(m_requests);
@@ -78,8 +81,9 @@ size_t hbm_simple::channel_of(uint64_t block) const {
     if (!m_cfg.channel_hash) return size_t(block % n);
     // Fold every group of log2(n) bits above the channel bits onto them (n a power of two), else plain modulo.
     if (n & (n - 1)) return size_t((block ^ (block / n) ^ (block / n / n)) % n);
+    if (n == 1) return 0;
     uint64_t h = 0;
-    for (uint64_t b = block; b; b /= n) h ^= b % n;
+    for (uint64_t b = block; b; b >>= m_channel_bits) h ^= b & (n - 1);  // shifts: no 64-bit division per group
     return size_t(h);
 }
 

@@ -28,6 +28,7 @@ private:
 
     hbm_config m_cfg;
     tlmx::sparse_store m_store;
+    unsigned m_channel_bits = 0;  // log2 of the channel count when it is a power of two, else 0
     std::vector<tlmx::gap_port> m_channels;  // reservations fill gaps (remote writes arrive out of time order)
     std::vector<size_t> m_touched;  // scratch: channels of the current transaction's blocks
     stats::group m_stats;

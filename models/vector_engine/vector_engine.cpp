@@ -21,10 +21,13 @@ std::string vector_engine::check(const vec_args& a) const { return ve::check(a, 
 
 void vector_engine::read_tile(const operand& o, uint32_t parts, uint32_t free, std::vector<float>& dst,
                               sc_core::sc_time& delay) {
+    // Timing-only instructions carry no bytes: the same transactions (addresses, lengths, bank reservations), nothing
+    // copied, decoded or computed (as the Tensor Engine's).
+    const bool data = m_cfg.functional;
     const uint64_t row = uint64_t(free) * numerics::size_of(o.type), n = row * parts;
-    m_raw.resize(n);
+    if (data) m_raw.resize(n);
     sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-    auto st = tlmx::transport(out, m_pool, tlm::TLM_READ_COMMAND, o.addr, m_raw.data(), n, d,
+    auto st = tlmx::transport(out, m_pool, tlm::TLM_READ_COMMAND, o.addr, data ? m_raw.data() : nullptr, n, d,
                               new tlmx::ext_strided(parts, o.part_stride));
     delay = std::max(delay, d);  // operands are read in parallel (separate read interfaces)
     if (st != tlm::TLM_OK_RESPONSE) {
@@ -33,16 +36,20 @@ void vector_engine::read_tile(const operand& o, uint32_t parts, uint32_t free, s
         SC_REPORT_ERROR(name(), msg.c_str());
     }
     m_bytes_read += double(n);
+    if (!data) return;
     dst.resize(uint64_t(parts) * free);
-    if (m_cfg.functional) numerics::decode(o.type, m_raw.data(), dst.data(), dst.size());
+    numerics::decode(o.type, m_raw.data(), dst.data(), dst.size());
 }
 
 void vector_engine::write_tile(const operand& o, uint32_t parts, uint32_t free, const std::vector<float>& src,
                                sc_core::sc_time& delay) {
     const uint64_t row = uint64_t(free) * numerics::size_of(o.type), n = row * parts;
-    m_raw.assign(n, 0);
-    if (m_cfg.functional) numerics::encode(o.type, src.data(), m_raw.data(), src.size());
-    auto st = tlmx::transport(out, m_pool, tlm::TLM_WRITE_COMMAND, o.addr, m_raw.data(), n, delay,
+    const bool data = m_cfg.functional;
+    if (data) {
+        m_raw.assign(n, 0);
+        numerics::encode(o.type, src.data(), m_raw.data(), src.size());
+    }
+    auto st = tlmx::transport(out, m_pool, tlm::TLM_WRITE_COMMAND, o.addr, data ? m_raw.data() : nullptr, n, delay,
                               new tlmx::ext_strided(parts, o.part_stride));
     if (st != tlm::TLM_OK_RESPONSE) {
         std::string msg = "result write of " + std::to_string(parts) + " partitions x " + std::to_string(row) +
@@ -63,8 +70,10 @@ void vector_engine::execute(const vec_args& a) {
     }
     uint32_t op, of;
     out_shape(a, op, of);
-    m_o.resize(uint64_t(op) * of);
-    if (m_cfg.functional) compute(a, m_a.data(), m_b.data(), m_o.data());
+    if (m_cfg.functional) {
+        m_o.resize(uint64_t(op) * of);
+        compute(a, m_a.data(), m_b.data(), m_o.data());
+    }
     const uint64_t cyc = cycles(a, m_cfg);
     const sc_core::sc_time busy(std::round(double(cyc) * 1000.0 / m_cfg.clock_ghz), sc_core::SC_PS);
     // The engine streams while the operands arrive: the later of the two ends sets when the result is ready.
