@@ -114,7 +114,8 @@ nlohmann::json run_summary(const tb::platform_gemm_result& r) {
     nlohmann::json links = nlohmann::json::object();
     for (const auto& u : r.util) links[u.kind] = {{"max", u.max}, {"avg", u.avg}};
     return {{"gemm_ns", r.sim_ns},       {"collective_ns", r.collective.sim_ns}, {"hbm_gbps", hbm / n},
-            {"dma_gbps", dma / n},       {"links", links}};
+            {"dma_gbps", dma / n},       {"links", links},
+            {"dma_queue_depth", r.dma_queue_depth}, {"dma_wait_ns", r.dma_wait_ns}};
 }
 
 std::string format_interference(const nlohmann::json& f) {
@@ -132,6 +133,10 @@ std::string format_interference(const nlohmann::json& f) {
              double(g["hbm_gbps"]), double(c["hbm_gbps"]), double(b["hbm_gbps"]));
     o << fmt("                  DMA GB/s per chip  GEMM alone %.1f, collective alone %.1f, together %.1f\n",
              double(g["dma_gbps"]), double(c["dma_gbps"]), double(b["dma_gbps"]));
+    o << fmt("                  DMA queues over each run: descriptors per engine (mean) GEMM alone %.2f, collective "
+             "alone %.2f, together %.2f;\n                  a descriptor's wait for its first burst (mean) %s, %s, %s\n",
+             double(g["dma_queue_depth"]), double(c["dma_queue_depth"]), double(b["dma_queue_depth"]),
+             time_str(g["dma_wait_ns"]).c_str(), time_str(c["dma_wait_ns"]).c_str(), time_str(b["dma_wait_ns"]).c_str());
     for (auto it = b["links"].begin(); it != b["links"].end(); ++it) {
         const double alone = c["links"].contains(it.key()) ? double(c["links"][it.key()]["max"]) : 0.0;
         o << fmt("                  %-9s max utilisation: collective alone %.1f%%, together %.1f%%\n", it.key().c_str(),

@@ -18,7 +18,8 @@ dma_engine::dma_engine(sc_core::sc_module_name name, const dma_config& cfg, cons
     if (cfg.signals) m_waves = std::make_unique<waves>();
     for (auto* s : {static_cast<stats::stat*>(&m_descriptors), static_cast<stats::stat*>(&m_bursts),
                     static_cast<stats::stat*>(&m_bytes), static_cast<stats::stat*>(&m_busy),
-                    static_cast<stats::stat*>(&m_injected)})
+                    static_cast<stats::stat*>(&m_injected), static_cast<stats::stat*>(&m_queued_ns),
+                    static_cast<stats::stat*>(&m_wait_ns)})
         m_stats.add(*s);
 }
 
@@ -193,6 +194,8 @@ void dma_engine::retire(uint64_t now) {
                 const job& j = *f.owner;
                 m_observers.notify({this, &j.d, j.submitted, j.issue_begin, j.issue_end, sc_core::sc_time_stamp(), j.bursts});
             }
+            m_queued_ns += double(now - tlmx::to_ps(f.owner->submitted)) / 1000.0;
+            m_wait_ns += double(tlmx::to_ps(f.owner->issue_begin) - f.owner->eligible_ps) / 1000.0;
             m_jobs.erase(f.owner);
             ++m_descriptors;
             update_waves();

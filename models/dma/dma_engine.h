@@ -121,6 +121,10 @@ private:
     stats::counter m_bursts{"bursts", "count", "bursts (read + write transaction pairs)"};
     stats::counter m_bytes{"bytes", "B", "bytes moved"};
     stats::counter m_injected{"injected_errors", "count", "bursts failed by an injected fault"};
+    stats::counter m_queued_ns{"queued_ns", "ns", "descriptor time in the engine, submission to last landing, summed "
+                                                  "over descriptors (over a run's time: the mean queue depth)"};
+    stats::counter m_wait_ns{"wait_ns", "ns", "time descriptors waited, once eligible, for their first burst (behind "
+                                              "older descriptors or for a free slot), summed"};
     stats::formula m_busy{"busy_ns", "ns", "datapath busy time", [this] { return double(m_port.busy_ps()) / 1000.0; }};
 };
 

@@ -226,6 +226,25 @@ TEST_CASE("DMA: few outstanding bursts make a transfer latency-bound", "[dma]") 
     REQUIRE(done.to_seconds() * 1e9 == Approx(1500).margin(1));
 }
 
+TEST_CASE("DMA: queue statistics: time in the engine and the wait behind older descriptors", "[dma]") {
+    dma::dma_config c;
+    c.engine_gbps = 10;  // 1000 B: 100 ns on the datapath
+    c.max_burst = 4096;
+    c.descriptor_latency_ns = 0;
+    dma_bench b(c);
+    dma::dma_descriptor d;
+    d.dst = 0x100000;
+    d.row_bytes = 1000;
+    b.eng->submit(d, [] {});
+    d.dst += 4096;
+    b.eng->submit(d, [] {});  // eligible at 0 too, but its burst waits for the datapath until 100 ns
+    sc_core::sc_start();
+    // A burst lands at the later of its datapath end and its issue plus the memories' latencies (100 + 50 ns):
+    // the first at max(100, 0 + 150) = 150 ns, the second at max(200, 100 + 150) = 250 ns.
+    REQUIRE(b.eng->stats().value("queued_ns") == Approx(150 + 250));
+    REQUIRE(b.eng->stats().value("wait_ns") == Approx(100));
+}
+
 TEST_CASE("DMA: a bus error is reported with the engine's name and the address", "[dma]") {
     dma::dma_config c;
     dma_bench b(c);

@@ -81,6 +81,11 @@ assert i["together"]["gemm_ns"] >= i["gemm_alone"]["gemm_ns"] * 0.999, i
 assert i["together"]["collective_ns"] >= i["collective_alone"]["collective_ns"] * 0.999, i
 assert abs(i["gemm_slowdown"] - i["together"]["gemm_ns"] / i["gemm_alone"]["gemm_ns"]) < 1e-9
 assert f["result"]["sim_ns"] == max(f["result"]["gemm_sim_ns"], c["sim_ns"])
+# The DMA queues: every run has descriptors in its engines and waits; together, the collective's descriptors queue
+# behind the GEMM's in the engines they share, so they wait longer than the collective's alone.
+for k in ("gemm_alone", "collective_alone", "together"):
+    assert i[k]["dma_queue_depth"] > 0 and i[k]["dma_wait_ns"] > 0, (k, i[k])
+assert i["together"]["dma_wait_ns"] > i["collective_alone"]["dma_wait_ns"], i
 # Timing-only gives the concurrent run the same times, GEMM and collective.
 assert t["result"]["gemm_sim_ns"] == f["result"]["gemm_sim_ns"], (t["result"], f["result"])
 assert t["concurrent"]["sim_ns"] == c["sim_ns"]

@@ -197,6 +197,19 @@ platform_gemm_result run_platform_gemm(const platform::platform_config& cfg, con
     }
     r.pass = r.pass && r.checked;
     r.util = plat.utilisation_summary(uint64_t(last_completion(all).value()));
+    {
+        double queued = 0, waited = 0, descriptors = 0, engines = 0;
+        for (auto* k : all)
+            for (const auto& d : k->dma) {
+                queued += d->stats().value("queued_ns");
+                waited += d->stats().value("wait_ns");
+                descriptors += d->stats().value("descriptors");
+                ++engines;
+            }
+        const double window = last_completion(all).to_seconds() * 1e9;
+        r.dma_queue_depth = engines > 0 && window > 0 ? queued / (engines * window) : 0;
+        r.dma_wait_ns = descriptors > 0 ? waited / descriptors : 0;
+    }
     if (conc && !gemm_alone) {
         auto& o = r.collective;
         for (uint32_t c = 0; c < mc.chips(); ++c) o.sim_ns = std::max(o.sim_ns, coll_done[c].to_seconds() * 1e9);

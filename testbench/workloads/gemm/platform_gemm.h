@@ -50,6 +50,10 @@ struct platform_gemm_result {
     double energy_j = 0;                  // the chosen chips' energy
     // Every link direction's and network port's utilisation over the run (to the last completion).
     std::vector<platform::multichip_platform::utilisation> util;
+    // The DMA queues of every chip that ran (all of them with a concurrent collective), over the run: the mean
+    // number of descriptors in an engine (submitted, not yet landed) and the mean time a descriptor waited, once
+    // eligible, for its first burst (behind older descriptors of the engine's FIFO, or for a free slot).
+    double dma_queue_depth = 0, dma_wait_ns = 0;
     bool concurrent = false;              // a collective ran at the same time (then per_chip[i].sim_ns is the
     collective_outcome collective;        // GEMM's own completion on that chip, and `collective` the collective's)
 };
