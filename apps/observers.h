@@ -6,6 +6,7 @@
 #include <string>
 
 #include "apps/args.h"
+#include "platforms/cluster/cluster.h"
 #include "platforms/config/platform_config.h"
 #include "testbench/workloads/gemm/gemm_run.h"
 #include "testbench/observe/chip_timeline.h"
@@ -24,9 +25,10 @@ public:
     observers(const args& a, platform::platform_config& cfg, std::string generator = "trnsim run");
     ~observers();
     void hook(tb::gemm_options& opt);
-    // A multi-chip run (run --platform): every chip attached with its own track group (pid = chip id), then finish()
-    // once the run has ended (writes the files).
-    void attach_chip(platform::chip& chip, uint32_t pid);
+    // A multi-chip run (run --platform, collective): every full chip attached with its own track group (pid = chip
+    // id), each link direction a track in its source chip's group; then finish() once the run has ended (writes the
+    // files).
+    void attach_platform(platform::multichip_platform& p);
     void finish();
     void report(std::ostream& os) const;    // the files written, after the report
     void warnings(std::ostream& os) const;  // what the reader must not miss (a truncated timeline), before it

@@ -322,7 +322,7 @@ int cmd_run_platform(const args& a) {
     tb::platform_gemm_result r;
     try {
         r = tb::run_platform_gemm(cfg, g, chips, opt, a.has("concurrent") ? &conc : nullptr,
-                                  [&obs](platform::chip& chip, uint32_t c) { obs.attach_chip(chip, c); });
+                                  [&obs](platform::multichip_platform& p) { obs.attach_platform(p); });
     } catch (const std::invalid_argument& e) {
         throw usage_error(e.what());
     }

@@ -11,9 +11,16 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "models/link/link_timing.h"
+#include "tlm/observer.h"
 #include "tlm/stats.h"
 
 namespace trnsim::link {
+
+// One transfer as an observer sees it: the interval it held the direction, its bytes and global address.
+struct link_event {
+    uint64_t begin_ps, end_ps, bytes, address;
+    bool write;
+};
 
 class link_direction : public sc_core::sc_module {
 public:
@@ -23,12 +30,14 @@ public:
     link_direction(sc_core::sc_module_name name, const link_config& p);
     const direction_timeline& timeline() const { return m_tl; }
     stats::group& stats() { return m_stats; }
+    void observe(tlmx::observer_list<link_event>::callback cb) { m_observers.add(std::move(cb)); }
 
 private:
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     unsigned transport_dbg(tlm::tlm_generic_payload& gp);
 
     direction_timeline m_tl;
+    tlmx::observer_list<link_event> m_observers;
     stats::group m_stats;
     stats::formula m_bytes{"bytes", "B", "payload bytes carried", [this] { return double(m_tl.bytes()); }};
     stats::formula m_wire{"wire_bytes", "B", "bytes on the wire (payload + packet overhead)",

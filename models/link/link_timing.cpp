@@ -22,7 +22,7 @@ void direction_timeline::configure(const link_config& p) {
     m_latency_ps = uint64_t(std::llround(p.latency_ns * 1000.0));
 }
 
-flight direction_timeline::reserve(const flight& in, uint64_t bytes) {
+flight direction_timeline::reserve(const flight& in, uint64_t bytes, flight* held) {
     uint64_t start = std::max(in.head_ps, m_free_ps);
     auto occ = uint64_t(std::llround(double(bytes) * m_ps_per_byte));
     // The last packet: a whole packet unless the transfer is shorter.
@@ -32,6 +32,7 @@ flight direction_timeline::reserve(const flight& in, uint64_t bytes) {
     uint64_t end = std::max(start + occ, std::max(in.tail_ps, start) + last_pkt);
     if (start > in.head_ps) m_wait_ps += start - in.head_ps;
     m_free_ps = m_shared ? start + occ : end;
+    if (held) *held = flight{start, m_free_ps};
     m_busy_ps += occ;
     m_bytes += bytes;
     m_wire_bytes += m_p.wire_bytes(bytes);

@@ -67,7 +67,8 @@ public:
     void set_shared(bool shared) { m_shared = shared; }
 
     // Reserves the resource for a transfer of `bytes` arriving as `in`; returns where it is at the far end.
-    flight reserve(const flight& in, uint64_t bytes);
+    // `held` (if given) gets the interval the transfer holds the resource: [start, end) in ps.
+    flight reserve(const flight& in, uint64_t bytes, flight* held = nullptr);
 
     uint64_t bytes() const { return m_bytes; }
     uint64_t wire_bytes() const { return m_wire_bytes; }

@@ -81,6 +81,15 @@ void chip_timeline::attach(platform::chip& chip, uint32_t pid) {
     }
 }
 
+void chip_timeline::attach_link(link::link_direction& d, uint32_t pid, const std::string& name) {
+    const size_t t = m_w.track(pid, name);
+    d.observe([this, t](const link::link_event& e) {
+        tlmx::trace_args args;
+        args.hex("addr", e.address).num("bytes", e.bytes);
+        m_w.span(t, e.write ? "write" : "read", "link", e.begin_ps, e.end_ps, args);
+    });
+}
+
 void chip_timeline::attach_router(tlmx::router& r, uint32_t pid, const std::string& prefix) {
     auto tracks = std::make_shared<std::map<const tlmx::address_range*, size_t>>();
     r.observe([this, pid, prefix, tracks](const tlmx::tx_event& e) {

@@ -4,6 +4,7 @@
 #pragma once
 #include <string>
 
+#include "models/link/link.h"
 #include "platforms/single_chip/chip.h"
 #include "tlm/trace_events.h"
 
@@ -28,6 +29,9 @@ public:
     // Any router (a chip's NoC, a link switch): one track per target, "<prefix>-><target>", spans from a
     // transaction's entry to its completion with bytes, address and direction.
     void attach_router(tlmx::router& r, uint32_t pid, const std::string& prefix);
+    // One direction of a chip-to-chip link as a track `name` of process `pid` (its source chip's group): a span per
+    // transfer over the interval it held the direction, with bytes, address and direction.
+    void attach_link(link::link_direction& d, uint32_t pid, const std::string& name);
     // Writes the JSON atomically-by-rename is the caller's choice; this writes the document to `os`.
     void write(std::ostream& os, const std::map<std::string, std::string>& meta = {}) const { m_w.write(os, meta); }
     const tlmx::trace_event_writer& writer() const { return m_w; }

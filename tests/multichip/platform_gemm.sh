@@ -101,13 +101,25 @@ expect 2 "torus" "$trnsim" run $P $G --concurrent allreduce:1MiB:torus
 expect 2 "the collective needs [0-9]+ bytes of HBM per chip \\(input, output, scratch\\) beside the [0-9]+ bytes of the GEMM's operands, a full chip has" \
   "$trnsim" run $P $S --concurrent allreduce:64GiB --timing-only
 expect 2 "--concurrent applies to --platform" "$trnsim" run $G --concurrent allreduce:1MiB
-# trnsim collective --timeline on full chips: a track group per chip; on light chips refused.
+# trnsim collective --timeline on full chips: a track group per chip, with the links leaving it (the ring sends one
+# way: chip c's transfers to chip c+1, one 4 KiB burst a span); on light chips refused.
 expect 0 "timeline +ct.json: [0-9]+ events" "$trnsim" collective --platform ring-8 --set chips.model=full --op allreduce --bytes 1MiB --check --quiet --timeline ct.json
 python3 - <<'PY' || fail "the collective timeline"
 import json
 t = json.load(open("ct.json"))
 ev = t["traceEvents"] if isinstance(t, dict) else t
 assert {e.get("pid") for e in ev if e.get("ph") == "X"} == set(range(8))
+names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "thread_name"}
+link = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "link"]
+for c in range(8):
+    mine = [e for e in link if e["pid"] == c]
+    assert mine and all(names[(c, e["tid"])] == "link_x.to_chip%d" % ((c + 1) % 8) for e in mine), (c, len(mine))
+    # Each chip sends 7 of its 8 pieces of 1 MiB / 8 twice (reduce-scatter, all-gather) over its link, and beside
+    # them 8-byte semaphore-register writes (the next chip's signals).
+    data = [e for e in mine if e["args"]["bytes"] > 8]
+    assert sum(e["args"]["bytes"] for e in data) == 2 * 7 * (1 << 20) // 8, (c, sum(e["args"]["bytes"] for e in data))
+    assert all(e["name"] == "write" and e["args"]["bytes"] == 8 for e in mine if e not in data)
+    assert all(e["dur"] > 0 for e in mine)
 PY
 expect 2 "--timeline records the full chips' engines: add --set chips.model=full" "$trnsim" collective --platform ring-8 --op allreduce --bytes 1MiB --timeline ct2.json
 # 256 full chips need more memory mappings for their thread stacks (the queue threads their programs spawn

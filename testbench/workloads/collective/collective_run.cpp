@@ -79,8 +79,7 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
         for (const auto& chip_programs : low.programs)
             for (const auto& p : chip_programs) to_spawn += core::neuron_core::threads_for(p);
         check_thread_stacks("platform '" + cfg.preset + "' (" + std::to_string(r.chips) + " full chips)", to_spawn);
-        if (opt.on_chip)
-            for (uint32_t c = 0; c < r.chips; ++c) opt.on_chip(*plat.full_chip(c), c);
+        if (opt.on_platform) opt.on_platform(plat);
         sc_core::sc_start(sc_core::SC_ZERO_TIME);  // finish elaboration: the chips' bindings are final, time is 0
         r.lowered_dma = low.dma_instructions;
         r.lowered_vector = low.vector_instructions;

@@ -20,9 +20,9 @@ struct collective_options {
     bool check = true;       // functional runs: compare with the reference execution
     uint64_t seed = 1;
     sim_options sim;
-    // Full chips: called for every chip (with its id) before time 0 (observers attach here; a timeline gives each
-    // chip a track group of its own).
-    std::function<void(platform::chip&, uint32_t)> on_chip;
+    // Full chips: called once the platform is built, before time 0 (observers attach here: a timeline gives each
+    // chip a track group of its own, with its links).
+    std::function<void(platform::multichip_platform&)> on_platform;
 };
 
 struct collective_result {

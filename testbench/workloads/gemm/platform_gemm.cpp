@@ -40,7 +40,7 @@ void merge_into(core::core_program& a, core::core_program&& b) {
 platform_gemm_result run_platform_gemm(const platform::platform_config& cfg, const gemm_spec& g,
                                        const std::vector<uint32_t>& chips, const gemm_options& opt,
                                        const concurrent_collective* conc,
-                                       const std::function<void(platform::chip&, uint32_t)>& on_chip) {
+                                       const std::function<void(platform::multichip_platform&)>& on_platform) {
     using clock = std::chrono::steady_clock;
     auto since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
     auto t_setup = clock::now();
@@ -87,9 +87,7 @@ platform_gemm_result run_platform_gemm(const platform::platform_config& cfg, con
     }
 
     platform::multichip_platform plat("platform", cfg);
-    if (on_chip)
-        for (uint32_t c = 0; c < mc.chips(); ++c)
-            if (mc.full_chip[c]) on_chip(*plat.full_chip(c), c);
+    if (on_platform) on_platform(plat);
     using part = concurrent_collective::part;
     const bool gemm_alone = conc && conc->run == part::gemm_alone, collective_alone = conc && conc->run == part::collective_alone;
     const std::vector<uint32_t> everyone = [&] {

@@ -63,11 +63,11 @@ uint64_t chip_seed(uint64_t seed, uint32_t chip);
 
 // Throws std::invalid_argument naming the chip if a chosen chip is not a full chip or does not exist.
 // `conc` (optional): a collective at the same time, which needs every chip of the platform to be a full chip.
-// `on_chip` (optional): called for every full chip (with its id) once the platform is built, before time 0 (observers
-// attach here: a timeline gives each chip a track group of its own).
+// `on_platform` (optional): called once the platform is built, before time 0 (observers attach here: a timeline gives
+// each full chip a track group of its own, with its links).
 platform_gemm_result run_platform_gemm(const platform::platform_config& cfg, const gemm_spec& g,
                                        const std::vector<uint32_t>& chips, const gemm_options& opt,
                                        const concurrent_collective* conc = nullptr,
-                                       const std::function<void(platform::chip&, uint32_t)>& on_chip = {});
+                                       const std::function<void(platform::multichip_platform&)>& on_platform = {});
 
 } // namespace trnsim::tb
