@@ -172,15 +172,19 @@ struct dma_bench {
         eng->out.bind(noc.in);
     }
 };
+// An engine of `gbps` with bursts of at most `max_burst` bytes, no descriptor latency.
+dma::dma_config engine_config(double gbps, uint64_t max_burst, uint32_t outstanding = 16) {
+    dma::dma_config c;
+    c.engine_gbps = gbps;
+    c.max_burst = max_burst;
+    c.outstanding = outstanding;
+    c.descriptor_latency_ns = 0;
+    return c;
+}
 } // namespace
 
 TEST_CASE("DMA: 2D strided copy lands exactly, at the engine's bandwidth", "[dma]") {
-    dma::dma_config c;
-    c.engine_gbps = 10;
-    c.max_burst = 256;
-    c.outstanding = 64;
-    c.descriptor_latency_ns = 0;
-    dma_bench b(c);
+    dma_bench b(engine_config(10, 256, 64));
     std::vector<uint8_t> pattern(1 << 16);
     for (size_t i = 0; i < pattern.size(); ++i) pattern[i] = uint8_t(i * 131 + 7);
     b.src.store().write(0, pattern.data(), pattern.size());
@@ -208,12 +212,7 @@ TEST_CASE("DMA: 2D strided copy lands exactly, at the engine's bandwidth", "[dma
 }
 
 TEST_CASE("DMA: few outstanding bursts make a transfer latency-bound", "[dma]") {
-    dma::dma_config c;
-    c.engine_gbps = 100;
-    c.max_burst = 1024;
-    c.outstanding = 1;
-    c.descriptor_latency_ns = 0;
-    dma_bench b(c);
+    dma_bench b(engine_config(100, 1024, 1));
     dma::dma_descriptor d;
     d.dst = 0x100000;
     d.row_bytes = 10000;
@@ -227,11 +226,7 @@ TEST_CASE("DMA: few outstanding bursts make a transfer latency-bound", "[dma]") 
 }
 
 TEST_CASE("DMA: queue statistics: time in the engine and the wait behind older descriptors", "[dma]") {
-    dma::dma_config c;
-    c.engine_gbps = 10;  // 1000 B: 100 ns on the datapath
-    c.max_burst = 4096;
-    c.descriptor_latency_ns = 0;
-    dma_bench b(c);
+    dma_bench b(engine_config(10, 4096));  // 1000 B: 100 ns on the datapath
     dma::dma_descriptor d;
     d.dst = 0x100000;
     d.row_bytes = 1000;
@@ -302,10 +297,7 @@ TEST_CASE("scheduler: threads resumed at one instant run in rank order", "[tlm][
 }
 
 TEST_CASE("DMA: bursts two engines issue at one instant reach a shared port in the engines' rank order", "[dma]") {
-    dma::dma_config c;
-    c.engine_gbps = 100;
-    c.max_burst = 4096;
-    c.descriptor_latency_ns = 0;
+    const dma::dma_config c = engine_config(100, 4096);
     dma_bench b(c);  // its engine is built first: the lower rank
     auto second = std::make_unique<dma::dma_engine>("dma_b", c);
     second->out.bind(b.noc.in);
