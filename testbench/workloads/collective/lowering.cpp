@@ -106,19 +106,28 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
     for (size_t i = 0; i < steps; ++i) {
         const auto& st = s.steps[i];
         const uint32_t x = executor_of(st);
-        if (st.kind == collective::step_kind::copy) {
+        // A copy to another chip runs on core 0; a copy inside the chip (HBM to HBM) runs like reduce tiles, spread
+        // over the other cores, so it neither waits behind nor holds up the sends on core 0's DMA engines (the
+        // all-gather's first send waited behind the local copy of its own block in every engine) and it moves at
+        // the DMA rate of several cores.
+        const bool copy = st.kind == collective::step_kind::copy;
+        const bool remote_copy = copy && st.src.chip != st.dst.chip;
+        if (copy) {
             // Pieces of up to copy_piece bytes (first = byte offset, free = bytes): a long copy does not hold every
-            // DMA engine of one core while that core's reduce tiles queue behind it.
-            for (uint64_t off = 0; off < st.src.bytes; off += L.copy_piece)
-                tiles[i].push_back({off, 1, uint32_t(std::min<uint64_t>(L.copy_piece, st.src.bytes - off))});
+            // DMA engine of one core while that core's reduce tiles queue behind it. A local copy: one piece per
+            // core it is spread over (4 KiB aligned).
+            uint64_t piece = L.copy_piece;
+            if (!remote_copy && C > 1)
+                piece = std::min(piece, std::max<uint64_t>(4096, (st.src.bytes / (C - 1) + 4095) & ~uint64_t(4095)));
+            for (uint64_t off = 0; off < st.src.bytes; off += piece)
+                tiles[i].push_back({off, 1, uint32_t(std::min<uint64_t>(piece, st.src.bytes - off))});
         } else {
             tiles[i] = tiles_of(st.src.bytes / es, L.partitions, L.tile_free);
         }
         for (size_t t = 0; t < tiles[i].size(); ++t) {
-            // Copies on core 0, reduce tiles on the others (a copy's descriptors would sit in front of tile loads in
-            // every DMA engine of its core); one core does both.
-            const bool copy = st.kind == collective::step_kind::copy;
-            const uint32_t a = x * C + (C == 1 ? 0 : copy ? 0 : 1 + next_core[x]++ % (C - 1));
+            // Copies to other chips on core 0, reduce tiles and local copies on the others (a send's descriptors would
+            // sit in front of tile loads in every DMA engine of its core); one core does both.
+            const uint32_t a = x * C + (C == 1 ? 0 : remote_copy ? 0 : 1 + next_core[x]++ % (C - 1));
             tile_agent[i].push_back(a);
             push_unique(agents_of[i], a);
         }
