@@ -8,6 +8,7 @@
 //              * reduce_engines * element size, hbm_gbps / 3 (two reads and one write per element)), FCFS; the data
 //              are really added (collective::reduce_into, the reference arithmetic) in functional mode
 #pragma once
+#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -58,6 +59,9 @@ public:
     uint64_t buffer_bytes() const override { return m_p.hbm_bytes; }
     uint64_t copy(uint64_t src_local, uint64_t dst_global, uint64_t bytes) override;
     uint64_t reduce(uint64_t dst_local, uint64_t src_local, uint64_t bytes, numerics::dtype t) override;
+    uint64_t signal_ps(bool remote) const override {
+        return uint64_t(std::llround((remote ? m_p.remote_signal_ns : m_p.signal_ns) * 1000.0));
+    }
     void load(uint64_t local, const void* data, uint64_t bytes) override;
     void dump(uint64_t local, void* data, uint64_t bytes) override;
     stats::group& stats() override { return m_stats; }

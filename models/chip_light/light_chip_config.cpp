@@ -24,6 +24,7 @@ std::string light_chip_config::check() const {
     if (ve_lanes_32bit == 0 || ve_lanes_16bit == 0) return "ve_lanes_32bit and ve_lanes_16bit must be > 0";
     if (reduce_engines == 0) return "reduce_engines must be > 0";
     if (!(reduce_latency_ns >= 0)) return "reduce_latency_ns must be >= 0";
+    if (!(signal_ns >= 0) || !(remote_signal_ns >= 0)) return "signal_ns and remote_signal_ns must be >= 0";
     return "";
 }
 

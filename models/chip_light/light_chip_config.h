@@ -18,6 +18,11 @@ struct light_chip_config {
     uint32_t ve_lanes_16bit = 512;      // elements per cycle for 2-byte and 1-byte types (perf mode)
     uint32_t reduce_engines = 1;        // vector engines working on collective reductions
     double reduce_latency_ns = 200;     // fixed cost per reduce step
+    // What releasing a dependent step costs once a step of this chip has ended (the full chip's semaphore signal: a
+    // semaphore-register write by DMA): to a step on this chip, and to a step on another chip (the write crosses
+    // the links too).
+    double signal_ns = 0;
+    double remote_signal_ns = 0;
     bool functional = true;
     // Reduction rate in bytes per ns for dtype t.
     double reduce_gbps(numerics::dtype t) const;

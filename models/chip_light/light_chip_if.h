@@ -22,6 +22,9 @@ public:
     virtual uint64_t copy(uint64_t src_local, uint64_t dst_global, uint64_t bytes) = 0;
     // Reduction engine: dst := dst (+) src elementwise in dtype t (both local addresses).
     virtual uint64_t reduce(uint64_t dst_local, uint64_t src_local, uint64_t bytes, numerics::dtype t) = 0;
+    // How long after one of this chip's steps ends a step that depends on it can start (ps): a step on this chip, or
+    // (remote) on another chip.
+    virtual uint64_t signal_ps(bool remote) const = 0;
     // Host backdoor (zero time). Timing-only chips ignore writes and read zeros.
     virtual void load(uint64_t local, const void* data, uint64_t bytes) = 0;
     virtual void dump(uint64_t local, void* data, uint64_t bytes) = 0;

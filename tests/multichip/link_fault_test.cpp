@@ -38,11 +38,19 @@ std::string fault_json(const std::string& body) { return "server.faults.links=["
 }  // namespace
 
 // Ring allreduce of B on n chips, unpipelined (tests/multichip/collective_matrix.sh derives it for ring-8):
-// 2(n-1)(alpha + B/(n beta)) + (n-1)(200 + B/(n gamma)), alpha = DMA cost + one burst + link latency + one packet +
-// memory latency, beta = the effective rate of the slowest link direction, gamma = the reduction rate.
-double ring_allreduce_ns(uint64_t B, uint32_t n, const link::link_config& lp) {
-    double alpha = 1300 + 4096 / 3500.0 + lp.latency_ns + lp.packet_ns() + 100, gamma = 0.96 * 256 * 4;
-    return 2.0 * (n - 1) * (alpha + double(B) / n / lp.effective_gbps()) + (n - 1) * (200 + double(B) / n / gamma);
+// 2(n-1)(alpha + B/(n beta)) + (n-1)(remote signal + reduce latency + B/(n gamma) + signal) + (n-2) remote signal:
+// alpha = DMA cost + one burst + link latency + one packet + memory latency, beta = the effective rate of the
+// slowest link direction, gamma = the reduction rate; every reduce-scatter step is a copy, the remote signal that
+// releases the reduce on the next chip, the reduce, and the signal to that chip's next copy; the all-gather's copies
+// are released by remote signals.
+double ring_allreduce_ns(uint64_t B, uint32_t n, const platform::platform_config& cfg) {
+    const link::link_config& lp = cfg.multichip.links[0];
+    const auto& c = cfg.multichip.light;
+    double alpha = c.dma_latency_ns + 4096 / c.dma_gbps + lp.latency_ns + lp.packet_ns() + c.hbm_latency_ns;
+    double gamma = c.reduce_gbps(numerics::dtype::fp32);
+    return 2.0 * (n - 1) * (alpha + double(B) / n / lp.effective_gbps()) +
+           (n - 1) * (c.remote_signal_ns + c.reduce_latency_ns + double(B) / n / gamma + c.signal_ns) +
+           (n - 2) * c.remote_signal_ns;
 }
 
 TEST_CASE("link faults: a degraded link bottlenecks a ring allreduce as alpha-beta with its bandwidth predicts",
@@ -57,7 +65,7 @@ TEST_CASE("link faults: a degraded link bottlenecks a ring allreduce as alpha-be
     // latencies, the reductions, the healthy links): the beta term of alpha-beta with the slow link's bandwidth.
     CHECK(r.sim_ns == Approx(2.0 * 7 * double(B) / 8 / slow.effective_gbps()).epsilon(0.02));
     // Far slower than the healthy ring's formula: the fault is what sets the pace.
-    CHECK(r.sim_ns > 3 * ring_allreduce_ns(B, 8, cfg.multichip.links[0]));
+    CHECK(r.sim_ns > 3 * ring_allreduce_ns(B, 8, cfg));
 }
 
 TEST_CASE("link faults: extra latency on a degraded link adds to the ring steps that cross it",
@@ -69,7 +77,7 @@ TEST_CASE("link faults: extra latency on a degraded link adds to the ring steps 
     auto r = run(cfg, collective::algo::ring, B);
     // The critical path of the 14 dependent ring steps goes 1.75 times round the ring of 8: it crosses the slow
     // hop twice (small message: the credit limit of the longer round trip does not matter).
-    CHECK(r.sim_ns == Approx(ring_allreduce_ns(B, 8, cfg.multichip.links[0]) + 2 * 10000.0).epsilon(0.03));
+    CHECK(r.sim_ns == Approx(ring_allreduce_ns(B, 8, cfg) + 2 * 10000.0).epsilon(0.03));
 }
 
 TEST_CASE("link faults: a ring with one direction down runs the other way round and stays bit-exact",
@@ -82,7 +90,7 @@ TEST_CASE("link faults: a ring with one direction down runs the other way round 
     CHECK(r.pass);
     CHECK(r.mismatches == 0);
     // The reverse ring has links as good as the forward one: the healthy ring's time.
-    CHECK(r.sim_ns == Approx(ring_allreduce_ns(B, 8, cfg.multichip.links[0])).epsilon(0.03));
+    CHECK(r.sim_ns == Approx(ring_allreduce_ns(B, 8, cfg)).epsilon(0.03));
 }
 
 TEST_CASE("link faults: a bidirectional ring with one direction down falls back to the intact direction",
@@ -93,7 +101,7 @@ TEST_CASE("link faults: a bidirectional ring with one direction down falls back 
     REQUIRE(r.checked);
     CHECK(r.pass);
     // One ring of the whole message (a healthy bidirectional ring would move half of it each way).
-    CHECK(r.sim_ns == Approx(ring_allreduce_ns(B, 8, cfg.multichip.links[0])).epsilon(0.03));
+    CHECK(r.sim_ns == Approx(ring_allreduce_ns(B, 8, cfg)).epsilon(0.03));
 }
 
 TEST_CASE("link faults: both ring directions broken fails before simulating, naming the links",

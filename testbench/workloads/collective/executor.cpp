@@ -81,9 +81,15 @@ uint64_t collective_executor::issue(uint32_t i) {
     return m_plat.chip(st.dst.chip).reduce(local_address(st.dst), local_address(st.src), st.src.bytes, m_s.p.dt);
 }
 
+uint32_t collective_executor::chip_of(uint32_t i) const {
+    const auto& st = m_s.steps[i];
+    return st.kind == collective::step_kind::copy ? st.src.chip : st.dst.chip;
+}
+
 void collective_executor::run() {
-    using item = std::pair<uint64_t, uint32_t>;  // completion time, step
-    std::priority_queue<item, std::vector<item>, std::greater<item>> flying;
+    using item = std::pair<uint64_t, uint32_t>;  // completion (or release) time, step
+    std::priority_queue<item, std::vector<item>, std::greater<item>> flying, releasing;
+    std::vector<uint64_t> ready_at(m_s.steps.size(), 0);
     std::vector<uint32_t> ready;
     for (uint32_t i = 0; i < m_s.steps.size(); ++i)
         if (m_pending[i] == 0) ready.push_back(i);
@@ -94,8 +100,10 @@ void collective_executor::run() {
         // algorithm listed them).
         for (uint32_t i : ready) flying.emplace(issue(i), i);
         ready.clear();
-        if (flying.empty()) break;
-        uint64_t t = flying.top().first, now = sc_core::sc_time_stamp().value();
+        if (flying.empty() && releasing.empty()) break;
+        uint64_t t = std::min(flying.empty() ? UINT64_MAX : flying.top().first,
+                              releasing.empty() ? UINT64_MAX : releasing.top().first);
+        uint64_t now = sc_core::sc_time_stamp().value();
         if (t > now) sc_core::wait(sc_core::sc_time::from_value(t - now));
         now = sc_core::sc_time_stamp().value();
         while (!flying.empty() && flying.top().first <= now) {
@@ -103,8 +111,20 @@ void collective_executor::run() {
             flying.pop();
             ++m_done;
             m_end_ps = std::max(m_end_ps, now);
-            for (uint32_t k = m_dep_begin[i]; k < m_dep_begin[i + 1]; ++k)
-                if (--m_pending[m_dependents[k]] == 0) next.push_back(m_dependents[k]);
+            // A dependent starts once its last dependency has ended and signalled it (the producing chip's
+            // signal cost, to its own or another chip).
+            const uint32_t from = chip_of(i);
+            for (uint32_t k = m_dep_begin[i]; k < m_dep_begin[i + 1]; ++k) {
+                const uint32_t d = m_dependents[k];
+                ready_at[d] = std::max(ready_at[d], now + m_plat.chip(from).signal_ps(chip_of(d) != from));
+                if (--m_pending[d] > 0) continue;
+                if (ready_at[d] > now) releasing.emplace(ready_at[d], d);
+                else next.push_back(d);
+            }
+        }
+        while (!releasing.empty() && releasing.top().first <= now) {
+            next.push_back(releasing.top().second);
+            releasing.pop();
         }
         std::sort(next.begin(), next.end());
         ready.swap(next);

@@ -38,6 +38,7 @@ private:
     void run();
     uint64_t issue(uint32_t step);
 
+    uint32_t chip_of(uint32_t step) const;  // the chip that runs it: a copy's source, a reduce's destination
     platform::multichip_platform& m_plat;
     const collective::schedule& m_s;
     uint64_t m_in_off = 0, m_out_off = 0, m_scratch_off = 0;
