@@ -70,7 +70,7 @@ public:
     size_t queues() const { return m_queues.size(); }
     uint64_t semaphore_value(uint32_t s) const { return s < m_sems.size() ? m_sems[s].value : 0; }
     // Adds the core's signals (semaphores, and its engines') to a waveform; nothing when sim.signals is off.
-    void trace(sc_core::sc_trace_file* tf) const;
+    void trace(sc_core::sc_trace_file* tf) const override;
 
 private:
     struct semaphore {

@@ -59,7 +59,7 @@ public:
     stats::group& stats() { return m_stats; }
     void observe(tlmx::observer_list<dma_event>::callback cb) { m_observers.add(std::move(cb)); }
     // Adds this engine's signals (busy, queue depth, bursts in flight) to a waveform; nothing when signals are off.
-    void trace(sc_core::sc_trace_file* tf) const;
+    void trace(sc_core::sc_trace_file* tf) const override;
 
 private:
     struct job {

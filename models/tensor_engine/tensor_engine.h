@@ -49,7 +49,7 @@ public:
     stats::group& stats() { return m_stats; }
     void observe(tlmx::observer_list<matmul_event>::callback cb) { m_observers.add(std::move(cb)); }
     // Adds this engine's signals (busy, MATMULs in flight) to a waveform; nothing when sim.signals is off.
-    void trace(sc_core::sc_trace_file* tf) const;
+    void trace(sc_core::sc_trace_file* tf) const override;
     double peak_macs_per_cycle(numerics::dtype t) const;
     const te_config& config() const { return m_cfg; }
 
