@@ -229,6 +229,8 @@ nlohmann::json platform_gemm_json(const platform::platform_config& cfg, const tb
                          {"te_stream_utilisation", x.te_stream_utilisation},
                          {"hbm_gbps", x.hbm_gbps},
                          {"dma_gbps", x.dma_gbps},
+                         {"dma_queue_depth", x.dma_queue_depth},
+                         {"dma_wait_ns", x.dma_wait_ns},
                          {"energy_j", x.energy.total_j},
                          {"checked", x.checked},
                          {"pass", x.pass},

@@ -77,6 +77,8 @@ std::string format_gemm_report(const platform::platform_config& cfg, const tb::g
              100 * r.hbm_gbps / r.hbm_peak_gbps, r.hbm_peak_gbps);
     o << fmt("  DMA             %.1f MiB moved, %.1f GB/s (%.1f%% of %.0f)\n", r.dma_bytes / 1048576, r.dma_gbps,
              100 * r.dma_gbps / r.dma_peak_gbps, r.dma_peak_gbps);
+    o << fmt("  DMA queues      %.2f descriptors per engine (mean), a descriptor waits %s for its first burst (mean)\n",
+             r.dma_queue_depth, time_str(r.dma_wait_ns).c_str());
     const auto& e = r.energy;
     o << fmt("  energy          %.3g J (dynamic %.3g J, static %.3g J), average power %.1f W, %.3f TFLOP/s per W\n",
              e.total_j, e.dynamic_j, e.static_j, e.avg_power_w(), r.tflops_per_w);
@@ -275,6 +277,8 @@ nlohmann::json gemm_result_json(const platform::platform_config& cfg, const tb::
                    {"hbm_gbps", r.hbm_gbps},
                    {"dma_bytes", r.dma_bytes},
                    {"dma_gbps", r.dma_gbps},
+                   {"dma_queue_depth", r.dma_queue_depth},
+                   {"dma_wait_ns", r.dma_wait_ns},
                    {"matmuls", r.tiling.matmuls},
                    {"dmas", r.tiling.dmas},
                    {"checked", r.checked},

@@ -23,6 +23,10 @@ p = json.load(open("plat.json")); s = json.load(open("single.json")); t = json.l
 chips = p["chips"]
 assert [c["chip"] for c in chips] == [0, 3, 5], [c["chip"] for c in chips]
 assert all(c["checked"] and c["pass"] and c["mismatches"] == 0 for c in chips)
+# Every chip's DMA queues, as the single-chip run reports them (the same GEMM shape: the same queue figures).
+for c in chips:
+    assert c["dma_queue_depth"] == s["result"]["dma_queue_depth"] > 0, (c["chip"], c["dma_queue_depth"])
+    assert c["dma_wait_ns"] == s["result"]["dma_wait_ns"] >= 0, (c["chip"], c["dma_wait_ns"])
 # Chip 0's operands come from the same seed as the single-chip run: the same C, bit for bit. Every chip's time is
 # the single-chip run's to the picosecond: same-instant requests are served in the model's rank order, which other
 # chips' activity does not change (docs/architecture.md, "Order within an instant").

@@ -33,6 +33,10 @@ struct gemm_result {
     double te_stream_utilisation = 0;  // useful MACs / capacity of the cycles the array streamed
     double hbm_bytes = 0, hbm_gbps = 0, hbm_peak_gbps = 0;
     double dma_bytes = 0, dma_gbps = 0, dma_peak_gbps = 0;
+    // The DMA queues over the run: mean descriptors in an engine (submitted, not yet landed) and the mean time a
+    // descriptor waited, once eligible, for its first burst (the engines' queued_ns, wait_ns and descriptors).
+    double dma_queue_depth = 0, dma_wait_ns = 0;
+    double dma_queued_ns = 0, dma_descriptors = 0, dma_engines = 0;  // the sums they come from
     double min_time_compute_ns = 0, min_time_hbm_ns = 0;  // roofline bounds
     bool functional = true;            // false: timing-only run (no data)
     bool checked = false, pass = false;

@@ -180,6 +180,7 @@ platform_gemm_result run_platform_gemm(const platform::platform_config& cfg, con
             const double window = last_completion(cores).to_seconds() * 1e9;
             c.hbm_gbps = window > 0 ? c.hbm_bytes / window : 0;
             c.dma_gbps = window > 0 ? c.dma_bytes / window : 0;
+            c.dma_queue_depth = window > 0 && c.dma_engines > 0 ? c.dma_queued_ns / (c.dma_engines * window) : 0;
             c.energy = energy::estimate(cc.energy, chip_activity(c.stats, "chip" + std::to_string(chips[i]), cc, window * 1e-9));
         }
         check_gemm(c, chip, layout, cfg.functional && !collective_alone ? &ops[i] : nullptr, opt.check,
