@@ -221,22 +221,9 @@ nlohmann::json platform_gemm_json(const platform::platform_config& cfg, const tb
     nlohmann::json chips = nlohmann::json::array();
     for (size_t i = 0; i < r.per_chip.size(); ++i) {
         const auto& x = r.per_chip[i];
-        chips.push_back({{"chip", r.chips[i]},
-                         {"seed", x.spec.seed},
-                         {"sim_ns", x.sim_ns},
-                         {"achieved_tflops", x.achieved_tflops},
-                         {"te_utilisation", x.te_utilisation},
-                         {"te_stream_utilisation", x.te_stream_utilisation},
-                         {"hbm_gbps", x.hbm_gbps},
-                         {"dma_gbps", x.dma_gbps},
-                         {"dma_queue_depth", x.dma_queue_depth},
-                         {"dma_wait_ns", x.dma_wait_ns},
-                         {"energy_j", x.energy.total_j},
-                         {"checked", x.checked},
-                         {"pass", x.pass},
-                         {"mismatches", x.mismatches},
-                         {"c_digest", x.c_digest},
-                         {"stats", x.stats}});
+        nlohmann::json c = gemm_figures_json(x);
+        c.update({{"chip", r.chips[i]}, {"seed", x.spec.seed}, {"c_digest", x.c_digest}, {"stats", x.stats}});
+        chips.push_back(std::move(c));
     }
     j["chips"] = chips;
     if (r.concurrent) {

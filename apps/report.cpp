@@ -257,33 +257,38 @@ void check_distinct_files(const args& a, const platform::platform_config* cfg, s
     if (!why.empty()) throw usage_error(why);
 }
 
+nlohmann::json gemm_figures_json(const tb::gemm_result& r) {
+    return {{"sim_ns", r.sim_ns},
+            {"achieved_tflops", r.achieved_tflops},
+            {"te_utilisation", r.te_utilisation},
+            {"te_stream_utilisation", r.te_stream_utilisation},
+            {"hbm_gbps", r.hbm_gbps},
+            {"dma_gbps", r.dma_gbps},
+            {"dma_queue_depth", r.dma_queue_depth},
+            {"dma_wait_ns", r.dma_wait_ns},
+            {"energy_j", r.energy.total_j},
+            {"checked", r.checked},
+            {"pass", r.pass},
+            {"mismatches", r.mismatches}};
+}
+
 nlohmann::json gemm_result_json(const platform::platform_config& cfg, const tb::gemm_result& r) {
     nlohmann::json j;
     j["config"] = cfg.source;
     j["preset"] = cfg.preset;
     j["workload"] = {{"name", "gemm"}, {"m", r.spec.m}, {"k", r.spec.k}, {"n", r.spec.n},
                      {"dtype", std::string(numerics::name_of(r.spec.dtype))}, {"seed", r.spec.seed}};
-    j["result"] = {{"sim_ns", r.sim_ns},
-                   {"wall_s", r.wall_s},
+    j["result"] = gemm_figures_json(r);
+    j["result"].update({{"wall_s", r.wall_s},
                    {"setup_wall_s", r.setup_wall_s},
                    {"operands_wall_s", r.operands_wall_s},
                    {"check_wall_s", r.check_wall_s},
                    {"flops", r.flops},
-                   {"achieved_tflops", r.achieved_tflops},
                    {"peak_tflops", r.peak_tflops},
-                   {"te_utilisation", r.te_utilisation},
-                   {"te_stream_utilisation", r.te_stream_utilisation},
                    {"hbm_bytes", r.hbm_bytes},
-                   {"hbm_gbps", r.hbm_gbps},
                    {"dma_bytes", r.dma_bytes},
-                   {"dma_gbps", r.dma_gbps},
-                   {"dma_queue_depth", r.dma_queue_depth},
-                   {"dma_wait_ns", r.dma_wait_ns},
                    {"matmuls", r.tiling.matmuls},
                    {"dmas", r.tiling.dmas},
-                   {"checked", r.checked},
-                   {"pass", r.pass},
-                   {"mismatches", r.mismatches},
                    {"max_abs_err", r.max_abs_err},
                    {"max_rel_err", r.max_rel_err},
                    {"hbm_peak_gbps", r.hbm_peak_gbps},
@@ -291,12 +296,11 @@ nlohmann::json gemm_result_json(const platform::platform_config& cfg, const tb::
                    {"min_time_compute_ns", r.min_time_compute_ns},
                    {"min_time_hbm_ns", r.min_time_hbm_ns},
                    {"arithmetic_intensity", r.arithmetic_intensity},
-                   {"energy_j", r.energy.total_j},
                    {"dynamic_energy_j", r.energy.dynamic_j},
                    {"static_energy_j", r.energy.static_j},
                    {"avg_power_w", r.energy.avg_power_w()},
                    {"tflops_per_w", r.tflops_per_w},
-                   {"pe_count", double(cfg.chip.core.te.rows) * cfg.chip.core.te.cols * cfg.chip.cores}};
+                   {"pe_count", double(cfg.chip.core.te.rows) * cfg.chip.core.te.cols * cfg.chip.cores}});
     nlohmann::json parts = nlohmann::json::object();
     for (const auto& p : r.energy.parts) parts[p.name] = p.joules;
     j["energy_j"] = parts;

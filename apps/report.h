@@ -23,6 +23,9 @@ std::string count_text(uint64_t n, const std::string& noun, const std::string& p
 
 std::string format_gemm_report(const platform::platform_config& cfg, const tb::gemm_result& r);
 nlohmann::json gemm_result_json(const platform::platform_config& cfg, const tb::gemm_result& r);
+// The figures a GEMM result has on one chip (time, throughput, utilisations, bandwidths, DMA queues, energy, check):
+// the single-chip result and every chip of run --platform report them under the same keys.
+nlohmann::json gemm_figures_json(const tb::gemm_result& r);
 std::string format_program_report(const platform::platform_config& cfg, const tb::program_file& p,
                                   const tb::program_result& r);
 nlohmann::json program_result_json(const platform::platform_config& cfg, const tb::program_file& p,

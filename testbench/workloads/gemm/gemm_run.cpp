@@ -61,19 +61,14 @@ void gemm_figures(gemm_result& r, const platform::chip_config& cc, const gemm_la
         cap += r.stats[core + ".te.capacity_macs"];
         r.tiling.matmuls += uint64_t(r.stats[core + ".te.instructions"]);
         r.tiling.dmas += uint64_t(r.stats[core + ".dma_instructions"]);
-        double waited = 0;
         for (uint32_t e = 0; e < cc.core.dma.engines; ++e) {
             const std::string eng = core + ".dma" + std::to_string(e);
             r.dma_bytes += r.stats[eng + ".bytes"];
-            r.dma_queued_ns += r.stats[eng + ".queued_ns"];
-            r.dma_descriptors += r.stats[eng + ".descriptors"];
-            waited += r.stats[eng + ".wait_ns"];
-            ++r.dma_engines;
+            r.dma_queues.add(r.stats[eng + ".queued_ns"], r.stats[eng + ".wait_ns"], r.stats[eng + ".descriptors"]);
         }
-        r.dma_wait_ns += waited;  // a sum here, a mean below
     }
-    r.dma_wait_ns = r.dma_descriptors > 0 ? r.dma_wait_ns / r.dma_descriptors : 0;
-    r.dma_queue_depth = r.dma_engines > 0 && r.sim_ns > 0 ? r.dma_queued_ns / (r.dma_engines * r.sim_ns) : 0;
+    r.dma_wait_ns = r.dma_queues.mean_wait_ns();
+    r.dma_queue_depth = r.dma_queues.depth(r.sim_ns);
     r.te_stream_utilisation = cap > 0 ? macs / cap : 0;
     r.hbm_bytes = r.stats[chip + ".hbm.bytes_read"] + r.stats[chip + ".hbm.bytes_written"];
     r.hbm_gbps = r.sim_ns > 0 ? r.hbm_bytes / r.sim_ns : 0;

@@ -19,6 +19,21 @@ class chip;
 
 namespace trnsim::tb {
 
+// The DMA engines' queue statistics summed over engines (queued_ns, wait_ns, descriptors of each), and the means
+// the reports give.
+struct dma_queue_totals {
+    double queued_ns = 0, wait_ns = 0, descriptors = 0, engines = 0;
+    void add(double engine_queued_ns, double engine_wait_ns, double engine_descriptors) {
+        queued_ns += engine_queued_ns;
+        wait_ns += engine_wait_ns;
+        descriptors += engine_descriptors;
+        ++engines;
+    }
+    // Mean descriptors in an engine over `window_ns`.
+    double depth(double window_ns) const { return engines > 0 && window_ns > 0 ? queued_ns / (engines * window_ns) : 0; }
+    double mean_wait_ns() const { return descriptors > 0 ? wait_ns / descriptors : 0; }
+};
+
 struct gemm_result {
     gemm_spec spec;
     gemm_tiling tiling;
@@ -34,9 +49,9 @@ struct gemm_result {
     double hbm_bytes = 0, hbm_gbps = 0, hbm_peak_gbps = 0;
     double dma_bytes = 0, dma_gbps = 0, dma_peak_gbps = 0;
     // The DMA queues over the run: mean descriptors in an engine (submitted, not yet landed) and the mean time a
-    // descriptor waited, once eligible, for its first burst (the engines' queued_ns, wait_ns and descriptors).
+    // descriptor waited, once eligible, for its first burst (from the sums in dma_queues).
     double dma_queue_depth = 0, dma_wait_ns = 0;
-    double dma_queued_ns = 0, dma_descriptors = 0, dma_engines = 0;  // the sums they come from
+    dma_queue_totals dma_queues;
     double min_time_compute_ns = 0, min_time_hbm_ns = 0;  // roofline bounds
     bool functional = true;            // false: timing-only run (no data)
     bool checked = false, pass = false;

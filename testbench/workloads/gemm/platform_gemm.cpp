@@ -180,7 +180,7 @@ platform_gemm_result run_platform_gemm(const platform::platform_config& cfg, con
             const double window = last_completion(cores).to_seconds() * 1e9;
             c.hbm_gbps = window > 0 ? c.hbm_bytes / window : 0;
             c.dma_gbps = window > 0 ? c.dma_bytes / window : 0;
-            c.dma_queue_depth = window > 0 && c.dma_engines > 0 ? c.dma_queued_ns / (c.dma_engines * window) : 0;
+            c.dma_queue_depth = c.dma_queues.depth(window);
             c.energy = energy::estimate(cc.energy, chip_activity(c.stats, "chip" + std::to_string(chips[i]), cc, window * 1e-9));
         }
         check_gemm(c, chip, layout, cfg.functional && !collective_alone ? &ops[i] : nullptr, opt.check,
@@ -197,17 +197,12 @@ platform_gemm_result run_platform_gemm(const platform::platform_config& cfg, con
     r.pass = r.pass && r.checked;
     r.util = plat.utilisation_summary(uint64_t(last_completion(all).value()));
     {
-        double queued = 0, waited = 0, descriptors = 0, engines = 0;
+        dma_queue_totals q;
         for (auto* k : all)
-            for (const auto& d : k->dma) {
-                queued += d->stats().value("queued_ns");
-                waited += d->stats().value("wait_ns");
-                descriptors += d->stats().value("descriptors");
-                ++engines;
-            }
-        const double window = last_completion(all).to_seconds() * 1e9;
-        r.dma_queue_depth = engines > 0 && window > 0 ? queued / (engines * window) : 0;
-        r.dma_wait_ns = descriptors > 0 ? waited / descriptors : 0;
+            for (const auto& d : k->dma)
+                q.add(d->stats().value("queued_ns"), d->stats().value("wait_ns"), d->stats().value("descriptors"));
+        r.dma_queue_depth = q.depth(last_completion(all).to_seconds() * 1e9);
+        r.dma_wait_ns = q.mean_wait_ns();
     }
     if (conc && !gemm_alone) {
         auto& o = r.collective;
