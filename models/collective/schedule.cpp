@@ -273,18 +273,7 @@ void execute_reference(const schedule& s, std::vector<chip_buffers>& bufs) {
 
 void reduce_into(numerics::dtype dt, void* dst, const void* src, size_t n, std::vector<float>& ta,
                  std::vector<float>& tb) {
-    if (dt == numerics::dtype::fp32) {
-        float* d = static_cast<float*>(dst);
-        const float* s = static_cast<const float*>(src);
-        for (size_t i = 0; i < n; ++i) d[i] = d[i] + s[i];
-        return;
-    }
-    ta.resize(n);
-    tb.resize(n);
-    numerics::decode(dt, dst, ta.data(), n);
-    numerics::decode(dt, src, tb.data(), n);
-    for (size_t i = 0; i < n; ++i) ta[i] = ta[i] + tb[i];
-    numerics::encode(dt, ta.data(), dst, n);
+    numerics::accumulate(dt, dst, src, n, ta, tb);
 }
 
 double bus_factor(op o, uint32_t n) {

@@ -257,7 +257,7 @@ void neuron_core::run_dma(size_t queue, const queue_state& q, const instruction&
     uint32_t first = m_next_engine;
     m_next_engine = (m_next_engine + uint32_t(parts.size())) % uint32_t(dma.size());
     std::shared_ptr<dma::checksum_state> check;
-    if (m_cfg.dma.checksum) check = std::make_shared<dma::checksum_state>();
+    if (m_cfg.dma.checksum && !in.dma.reduce) check = std::make_shared<dma::checksum_state>();
     std::string where = q.name + " instruction #" + std::to_string(q.pc);
     if (in.signal >= 0) ++m_in_flight_signals[size_t(in.signal)];
     for (auto& [e, d] : parts)

@@ -13,6 +13,7 @@ struct dma_config {
     bool signals = false;               // sim.signals: drive sc_signals for waveforms (queue depth, bursts in flight)
     uint64_t align_bytes = 1;           // addresses, lengths and strides must be multiples of this (power of two)
     bool checksum = false;              // end-to-end checksums on every descriptor (functional runs only)
+    bool functional = true;             // sim.functional (false: accumulating copies move no data to add)
 };
 
 } // namespace trnsim::dma

@@ -77,6 +77,22 @@ std::string validate(const dma_descriptor& d, uint64_t align) {
         if (d.planes > 1 && uint64_t(d.dst_plane_stride) % align)
             return misaligned("dst_plane_stride", uint64_t(d.dst_plane_stride));
     }
+    if (d.reduce) {
+        const uint64_t es = numerics::size_of(*d.reduce);
+        const std::string t(numerics::name_of(*d.reduce));
+        auto whole = [&](const char* what, uint64_t v) {
+            return what + std::string(" ") + std::to_string(int64_t(v)) + " is not a whole number of " + t +
+                   " elements (" + std::to_string(es) + " bytes) in an accumulating copy";
+        };
+        if (d.src % es) return whole("src", d.src);
+        if (d.dst % es) return whole("dst", d.dst);
+        if (d.row_bytes % es) return whole("row_bytes", d.row_bytes);
+        if (d.rows > 1 && uint64_t(d.src_stride) % es) return whole("src_stride", uint64_t(d.src_stride));
+        if (d.rows > 1 && uint64_t(d.dst_stride) % es) return whole("dst_stride", uint64_t(d.dst_stride));
+        if (d.planes > 1 && uint64_t(d.src_plane_stride) % es) return whole("src_plane_stride", uint64_t(d.src_plane_stride));
+        if (d.planes > 1 && uint64_t(d.dst_plane_stride) % es) return whole("dst_plane_stride", uint64_t(d.dst_plane_stride));
+        if (d.checksum) return "an accumulating copy carries no checksum (its destination's data changes)";
+    }
     uint64_t slo, shi, dlo, dhi;
     if (!extent(d.src, d.src_stride, d.src_plane_stride, d, slo, shi)) return "source addresses wrap around 2^64";
     if (!extent(d.dst, d.dst_stride, d.dst_plane_stride, d, dlo, dhi)) return "destination addresses wrap around 2^64";
@@ -154,6 +170,7 @@ std::string to_string(const dma_descriptor& d) {
                   d.planes, (long long)d.src_stride, (long long)d.dst_stride, (long long)d.src_plane_stride,
                   (long long)d.dst_plane_stride);
     std::string s = buf;
+    if (d.reduce) s.insert(s.size() - 1, ", accumulating " + std::string(numerics::name_of(*d.reduce)));
     if (d.checksum) {
         std::snprintf(buf, sizeof buf, ", checksum 0x%016llx", (unsigned long long)*d.checksum);
         s.insert(s.size() - 1, buf);

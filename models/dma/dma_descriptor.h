@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "models/numerics/dtype.h"
+
 namespace trnsim::dma {
 
 // Copies planes x rows x row_bytes: byte b of row r of plane p moves from
@@ -19,6 +21,11 @@ struct dma_descriptor {
     // End-to-end check: the checksum (checksum_of) the data must have. The engines verify the data they read
     // against it and the data that landed at the destination against what they read.
     std::optional<uint64_t> checksum;
+    // An accumulating copy (the DMA engines' collective compute): dst := dst + src element by element in this type
+    // (numerics::accumulate: FP32 arithmetic, rounded once). The engine reads both operands and writes the sum, so
+    // it moves at half its copy rate. Addresses, lengths and strides are whole elements; no checksum (the
+    // destination's data changes).
+    std::optional<numerics::dtype> reduce;
     uint64_t total_bytes() const { return row_bytes * rows * planes; }
 };
 

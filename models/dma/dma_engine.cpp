@@ -24,12 +24,19 @@ dma_engine::dma_engine(sc_core::sc_module_name name, const dma_config& cfg, cons
 }
 
 void dma_engine::submit(const dma_descriptor& d, std::function<void()> on_done, std::shared_ptr<checksum_state> check) {
+    if (d.reduce && m_cfg.max_burst % numerics::size_of(*d.reduce)) {
+        const std::string msg = "an accumulating copy of " + std::string(numerics::name_of(*d.reduce)) +
+                                " elements needs a burst size (chip.core.dma.max_burst " +
+                                std::to_string(m_cfg.max_burst) + ") of whole elements; descriptor " + to_string(d);
+        SC_REPORT_ERROR(name(), msg.c_str());
+        return;
+    }
     job j;
     j.d = d;
     j.on_done = std::move(on_done);
     j.submitted = sc_core::sc_time_stamp();
     j.eligible_ps = tlmx::now_ps() + tlmx::to_ps(sc_core::sc_time(m_cfg.descriptor_latency_ns, sc_core::SC_NS));
-    if (m_cfg.checksum) j.check = std::move(check);
+    if (m_cfg.checksum && !d.reduce) j.check = std::move(check);
     m_jobs.push_back(std::move(j));
     wake_at(m_jobs.back().eligible_ps);
     update_waves();
@@ -115,7 +122,8 @@ void dma_engine::issue_burst(std::list<job>::iterator it) {
     ++j.in_flight;
 
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    const uint64_t port_done = m_port.reserve(tlmx::now_ps(), len);
+    // An accumulating copy streams both operands through the datapath: half the copy rate.
+    const uint64_t port_done = m_port.reserve(tlmx::now_ps(), j.d.reduce ? 2 * len : len);
     tlm::tlm_generic_payload* gp = m_pool.acquire(len);
     gp->set_command(tlm::TLM_READ_COMMAND);
     gp->set_address(src);
@@ -129,6 +137,22 @@ void dma_engine::issue_burst(std::list<job>::iterator it) {
     if (j.check) {
         j.check->source = checksum_update(j.check->source, dst, gp->get_data_ptr(), len);
         j.check->bytes += len;
+    }
+    if (j.d.reduce) {
+        // The destination's operand, read after the source's; the sum is written from its buffer.
+        tlm::tlm_generic_payload* acc = m_pool.acquire(len);
+        acc->set_command(tlm::TLM_READ_COMMAND);
+        acc->set_address(dst);
+        out->b_transport(*acc, delay);
+        if (acc->get_response_status() != tlm::TLM_OK_RESPONSE) {
+            gp->release();
+            burst_failed(j, acc, tlmx::error_text(*acc));
+        }
+        if (m_cfg.functional)
+            numerics::accumulate(*j.d.reduce, acc->get_data_ptr(), gp->get_data_ptr(), len / numerics::size_of(*j.d.reduce),
+                                 m_sum_a, m_sum_b);
+        gp->release();
+        gp = acc;
     }
     gp->set_command(tlm::TLM_WRITE_COMMAND);
     gp->set_address(dst);

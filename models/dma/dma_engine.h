@@ -6,7 +6,10 @@
 // at the same instant reach the memories in rank order. It issues from scheduler callbacks (no thread switch per
 // burst) unless a target may block in b_transport (the detailed HBM model), when a thread of its own issues.
 // Errors: a failed burst (error response, or an injected "error" fault) is reported with SC_REPORT_ERROR under the
-// engine's name with the target's reason, the burst and the descriptor. With checksums on, each burst's data is
+// engine's name with the target's reason, the burst and the descriptor. An accumulating copy (descriptor.reduce)
+// reads the source, then the destination, and writes their sum (numerics::accumulate) back; it reserves the
+// datapath for both operands (half the copy rate: Trainium's DMA "collective compute" runs at about half the DMA
+// throughput, docs/sources.md). With checksums on, each burst's data is
 // added to the descriptor's checksum_state as read and again as found at the destination after the write.
 #pragma once
 #include <functional>
@@ -115,6 +118,7 @@ private:
     void update_waves();
     std::vector<tlmx::fault_trigger> m_faults;
     std::vector<uint8_t> m_readback;  // destination bytes read back for the checksum
+    std::vector<float> m_sum_a, m_sum_b;  // accumulating copies: the operands in FP32
     uint64_t m_landed_bytes = 0;
     stats::group m_stats;
     stats::counter m_descriptors{"descriptors", "count", "descriptors completed"};

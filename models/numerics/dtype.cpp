@@ -262,4 +262,19 @@ void encode(dtype t, const float* src, void* dst, size_t n) {
     }
 }
 
+void accumulate(dtype t, void* dst, const void* src, size_t n, std::vector<float>& ta, std::vector<float>& tb) {
+    if (t == dtype::fp32) {
+        float* d = static_cast<float*>(dst);
+        const float* s = static_cast<const float*>(src);
+        for (size_t i = 0; i < n; ++i) d[i] = d[i] + s[i];
+        return;
+    }
+    ta.resize(n);
+    tb.resize(n);
+    decode(t, dst, ta.data(), n);
+    decode(t, src, tb.data(), n);
+    for (size_t i = 0; i < n; ++i) ta[i] = ta[i] + tb[i];
+    encode(t, ta.data(), dst, n);
+}
+
 } // namespace trnsim::numerics

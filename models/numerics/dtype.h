@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
 #include <string_view>
 
 namespace trnsim::numerics {
@@ -59,6 +60,11 @@ float quantize(dtype t, float f);
 // Decode uses lookup tables for the 8- and 16-bit formats, so it runs at memory speed.
 void decode(dtype t, const void* src, float* dst, size_t n);
 void encode(dtype t, const float* src, void* dst, size_t n);
+
+// dst[i] := dst[i] + src[i] for n elements of t: FP32 adds in FP32; narrower types decode to FP32, add and round
+// once to nearest even (the collectives' reduction rule, and the DMA engines' accumulating copies). ta, tb:
+// reusable scratch.
+void accumulate(dtype t, void* dst, const void* src, size_t n, std::vector<float>& ta, std::vector<float>& tb);
 
 // The canonical quiet NaN the Tensor Engine writes to PSUM for any NaN result.
 constexpr uint32_t canonical_nan_bits = 0x7FC00000u;

@@ -334,6 +334,9 @@ chip_config parse_chip(const node& n, const std::string& dir) {
     const uint64_t hbm_end = c.hbm_end(), cores_end = c.cores_end();
     if (c.hbm_base < cores_end && c.core_base < hbm_end)
         am.fail("core_base", "the core windows overlap HBM [" + std::to_string(c.hbm_base) + ", " + std::to_string(hbm_end) + ")");
+    c.collective_reduce = n.get_choice("collective_reduce", "vector", {"vector", "dma"}) == "dma"
+                              ? chip_config::reduce_engine::dma
+                              : chip_config::reduce_engine::vector;
     c.headline_bf16_tflops = n.get_double("headline_bf16_tflops", 0, 0, 1e9);
     c.faults = parse_faults(n, c);
     c.hbm.faults = tlmx::faults_under(c.faults, "hbm");
@@ -430,7 +433,8 @@ void set_functional(platform_config& p, bool functional) {
     p.functional = functional;
     p.chip.core.te.functional = p.chip.core.sbuf.functional = p.chip.core.psum.functional = p.chip.hbm.functional =
         p.chip.core.vector.functional = p.chip.core.scalar.functional = p.multichip.light.functional = functional;
-    p.chip.core.dma.checksum = p.chip.core.dma.checksum && functional;  // no data, nothing to check
+    p.chip.core.dma.checksum = p.chip.core.dma.checksum && functional;
+    p.chip.core.dma.functional = functional;  // no data, nothing to check
 }
 
 platform_config load_platform(const std::string& name_or_file, const std::vector<std::string>& overrides,

@@ -36,6 +36,10 @@ struct chip_config {
     uint64_t core_stride = 0x100000000ull;
     uint64_t hbm_end() const { return hbm_base + hbm.capacity_bytes; }  // one past the last HBM byte
     uint64_t cores_end() const { return core_base + uint64_t(cores - 1) * core_stride + core.window; }
+    // chip.collective_reduce: what adds in the collectives lowered onto full chips (testbench lowering.h): "vector"
+    // (staged through SBUF, added by the Vector Engine) or "dma" (accumulating DMA copies, HBM to HBM: Trainium's
+    // DMA "collective compute", which leaves the engines to the compute running beside the collective).
+    enum class reduce_engine : uint8_t { vector, dma } collective_reduce = reduce_engine::vector;
     // Headline figures quoted in reports (from the preset's sources), not used for timing.
     double headline_bf16_tflops = 0;
     // chip.faults: every injected fault (targets relative to the chip). The HBM's are also in hbm.faults; the

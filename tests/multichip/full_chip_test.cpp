@@ -138,6 +138,17 @@ TEST_CASE("full chips: ring all-reduce in BF16 (2 chunks, uneven blocks) on 8 ch
     REQUIRE(r.sim_ns > 0);
 }
 
+TEST_CASE("full chips: reductions as accumulating DMA copies (chip.collective_reduce=dma) are bit-exact, with no Vector Engine work", "[multichip][full]") {
+    auto cfg = full("ring-8", {"chip.collective_reduce=dma"});
+    auto r = run(cfg, collective::op::allreduce, collective::algo::ring, numerics::dtype::bf16, 2 * (300'000 + 3), 2);
+    REQUIRE(r.checked);
+    INFO(r.first_mismatch);
+    REQUIRE(r.pass);
+    REQUIRE(r.lowered_vector == 0);
+    REQUIRE(r.stats["chip0.core0.vector.instructions"] + r.stats["chip0.core1.vector.instructions"] == 0);
+    REQUIRE(r.sim_ns > 0);
+}
+
 namespace {
 void check_torus(collective::op o, collective::algo a) {
     auto cfg = full("torus-4x4", {"server.dims=[2,2]"});

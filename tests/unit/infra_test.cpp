@@ -128,6 +128,24 @@ TEST_CASE("DMA descriptors: validation, bursts, split across engines", "[dma]") 
     REQUIRE(sum == 10000);
     REQUIRE(pieces.size() == 4);
 
+    // Accumulating copies: whole elements of their type, no checksum.
+    dma::dma_descriptor acc;
+    acc.src = 0x1000;
+    acc.dst = 0x100000;
+    acc.row_bytes = 4096;
+    acc.reduce = numerics::dtype::fp32;
+    REQUIRE(dma::validate(acc).empty());
+    REQUIRE_THAT(dma::to_string(acc), Catch::Contains("accumulating fp32"));
+    dma::dma_descriptor bad = acc;
+    bad.dst += 2;
+    REQUIRE_THAT(dma::validate(bad), Catch::Contains("dst 1048578 is not a whole number of fp32 elements"));
+    bad = acc;
+    bad.row_bytes = 4094;
+    REQUIRE_THAT(dma::validate(bad), Catch::Contains("row_bytes"));
+    bad = acc;
+    bad.checksum = 1;
+    REQUIRE_THAT(dma::validate(bad), Catch::Contains("no checksum"));
+
     dma::dma_descriptor z = d;
     z.row_bytes = 0;
     REQUIRE_THAT(dma::validate(z), Catch::Contains("zero-length"));

@@ -232,6 +232,7 @@ lowering_layout full_chip_layout(const platform::platform_config& cfg, const col
                                                            : std::string()) +
                                     ", a full chip has " + std::to_string(ch.hbm.capacity_bytes) + " (chip.hbm)");
     L.cores = ch.cores;
+    L.reduce_by_dma = ch.collective_reduce == platform::chip_config::reduce_engine::dma;
     L.core_base = ch.core_base;
     L.core_stride = ch.core_stride;
     L.sbuf_core = ch.core.sbuf_base + sbuf_from;

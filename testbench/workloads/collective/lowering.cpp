@@ -62,7 +62,7 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
         throw std::invalid_argument("collective lowering: cores, dma_queues, slots, tile_free, partitions and copy_piece "
                                     "must be >= 1 (copy_piece < 4 GiB)");
     const uint64_t staging = L.staging_bytes ? L.staging_bytes : L.partition_bytes;
-    if (2 * operand * L.slots > staging)
+    if (!L.reduce_by_dma && 2 * operand * L.slots > staging)
         throw std::invalid_argument("collective lowering: " + std::to_string(L.slots) + " staging slots of two " +
                                     std::to_string(L.tile_free) + "-element " + std::string(numerics::name_of(s.p.dt)) +
                                     " operands need " + std::to_string(2 * operand * L.slots) +
@@ -174,6 +174,20 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
                 const uint32_t sem = new_sem(a);
                 push_dma(a, dma_instruction(waits_for(a, i), int32_t(sem), d));
                 done[i].push_back({a, {sem, 1}});
+            }
+        } else if (L.reduce_by_dma) {
+            for (size_t k = 0; k < tiles[i].size(); ++k) {
+                const tile& t = tiles[i][k];
+                const uint32_t a = tile_agent[i][k];
+                dma::dma_descriptor d;
+                d.src = address(st.src) + t.first * es;
+                d.dst = address(st.dst) + t.first * es;
+                d.row_bytes = uint64_t(t.parts) * t.free * es;
+                d.reduce = s.p.dt;
+                const uint32_t sem = new_sem(a);
+                push_dma(a, dma_instruction(waits_for(a, i), int32_t(sem), d));
+                done[i].push_back({a, {sem, 1}});
+                ++out.tiles;
             }
         } else {
             const uint64_t dst = address(st.dst), src = address(st.src);

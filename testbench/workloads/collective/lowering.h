@@ -8,6 +8,8 @@
 //                DMA loads into a staging slot, a Vector Engine add (FP32 arithmetic, the result rounded once into
 //                the dtype, as collective::reduce_into), a DMA store back to dst. `slots` staging slots rotate, so
 //                loads of later tiles overlap the add and store of earlier ones.
+//                With reduce_by_dma: one accumulating DMA copy per tile, src into dst in HBM (the DMA engine
+//                reads both, adds as collective::reduce_into does, writes dst), spread over the cores like local copies.
 //   dependencies a dependency on a step of the same chip waits on that step's semaphores; one on another chip's
 //                step waits on a semaphore that the other chip's DMA signals when the step is done, by writing the
 //                waiting core's semaphore register over the fabric (core_config::sem_base; one 8-byte write, whose
@@ -49,6 +51,9 @@ struct lowering_layout {
     // start at sem_first, and its staging slots use staging_bytes of each partition from sbuf_core (0: all of it).
     uint32_t sem_first = 0;
     uint64_t staging_bytes = 0;
+    // Reduce steps as accumulating DMA copies (dma_descriptor::reduce, HBM to HBM, no staging, no Vector Engine)
+    // instead of the staged Vector Engine add (chip.collective_reduce = "dma").
+    bool reduce_by_dma = false;
 };
 
 struct lowered_collective {
