@@ -307,3 +307,151 @@ TEST_CASE("full chips: a local map beyond the 42 bits of a global address is ref
     REQUIRE_THROWS_WITH(full("ring-8", {"chip.address_map.core_base=4393751543808"}),
                         Contains("chip.address_map.core_base") && Contains("42 bits"));
 }
+
+// Operations in order on full chips (testbench/workloads/program/op_sequence.h): on every chip of ring-8, GEMM 1,
+// then an all-reduce of its C (stream 1) running beside GEMM 2 (stream 0), then a copy of the all-reduce's output
+// (stream 0, after both). Every chip's C of both GEMMs is checked bit for bit, the all-reduce's output against the
+// reference executor on the chips' C (read after the run: had the all-reduce read C before GEMM 1 had written it, its
+// output would differ), the copy against the output; and the timing: the all-reduce starts after GEMM 1 has ended
+// on its chip and overlaps GEMM 2, the copy starts after both.
+#include "testbench/workloads/gemm/gemm_run.h"
+#include "testbench/workloads/program/op_sequence.h"
+
+TEST_CASE("op_sequence: GEMM, then an all-reduce of its C beside a second GEMM, then a copy, on 8 full chips", "[multichip][full]") {
+    auto cfg = full("ring-8", {"chip.collective_reduce=dma"});
+    const auto& cc = cfg.chip;
+    const uint32_t n = cfg.multichip.chips(), C = cc.cores;
+    tb::gemm_spec g;
+    g.m = 256, g.k = 512, g.n = 384;
+    const tb::gemm_layout l1 = tb::plan_layout(g, cc);
+    tb::gemm_layout l2 = l1;  // GEMM 2's operands and C after GEMM 1's
+    const uint64_t shift = (l1.c_addr + l1.c_bytes - cc.hbm_base + 4095) & ~uint64_t(4095);
+    l2.a_addr += shift, l2.b_addr += shift, l2.c_addr += shift;
+    collective::params p;
+    p.o = collective::op::allreduce;
+    p.a = collective::algo::ring;
+    p.dt = numerics::dtype::fp32;
+    p.bytes = l1.c_bytes;
+    const collective::schedule sched = collective::build(cfg.multichip.topo, p);
+    tb::lowering_layout L = tb::full_chip_layout(cfg, sched, l2.c_addr + l2.c_bytes);
+    L.input = l1.c_addr;  // the all-reduce reduces GEMM 1's C where it lies
+    L.notify_landing = true;
+    const uint64_t copy_to = L.signal_word + 4096;
+
+    tb::op_sequence seq(tb::chip_sequence_layout(cc, n, L.signal_word));
+    std::vector<std::vector<tb::op_sequence::op_id>> gemm1(n), gemm2(n), after_both(n);
+    for (uint32_t c = 0; c < n; ++c) {
+        gemm1[c] = {seq.add(c, 0, tb::compile_gemm(g, l1, cc), {}, "gemm1")};
+        gemm2[c] = {seq.add(c, 0, tb::compile_gemm(g, l2, cc), {}, "gemm2")};
+    }
+    L.sem_first = seq.sem_first();
+    tb::lowered_collective low = tb::lower(sched, L);
+    const auto ar = seq.add_all(1, std::move(low.programs), gemm1, "allreduce");
+    for (uint32_t c = 0; c < n; ++c) {
+        // The copy: the output in C pieces, one per core.
+        std::vector<core::core_program> progs(C);
+        const uint64_t piece = sched.output_bytes / C;
+        for (uint32_t k = 0; k < C; ++k) {
+            core::instruction in;
+            in.op = core::opcode::dma;
+            in.dma.src = L.output + k * piece;
+            in.dma.dst = copy_to + k * piece;
+            in.dma.row_bytes = k + 1 < C ? piece : sched.output_bytes - k * piece;
+            progs[k].dma.resize(1);
+            progs[k].dma[0].push_back(in);
+        }
+        seq.add(c, 0, std::move(progs), {ar[c], gemm2[c][0]}, "copy");
+    }
+    auto programs = seq.finish();
+
+    platform::multichip_platform plat("platform", cfg);
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    std::vector<tb::gemm_operands> ops1(n), ops2(n);
+    std::vector<core::neuron_core*> all;
+    // Per chip: when GEMM 1's and GEMM 2's last MATMUL completed, when the all-reduce's first data transfer was
+    // issued (queues: te, stream 0's DMA queues 1-3 and sync queue 4, the collective's queues from 5).
+    std::vector<double> coll_first(n, 1e300), te_last(n, 0), te_gemm1_last(n, 0);
+    const uint64_t gemm_matmuls = tb::plan_tiling(g, cc).matmuls;
+    for (uint32_t c = 0; c < n; ++c) {
+        auto& chip = *plat.full_chip(c);
+        tb::gemm_spec g1 = g, g2 = g;
+        g1.seed = 100 + c, g2.seed = 200 + c;
+        ops1[c] = tb::make_operands(g1);
+        ops2[c] = tb::make_operands(g2);
+        chip.host_write(l2.a_addr, ops2[c].a_raw.data(), ops2[c].a_raw.size());
+        chip.host_write(l2.b_addr, ops2[c].b_raw.data(), ops2[c].b_raw.size());
+        tb::load_gemm(chip, l1, std::move(programs[c]), &ops1[c]);
+        for (auto& k : chip.cores) {
+            all.push_back(k.get());
+            k->observe([&, c, gemm_matmuls](const core::queue_event& e) {
+                const double issued = e.issued.to_seconds() * 1e9, done = e.completed.to_seconds() * 1e9;
+                if (e.queue == 0) {
+                    te_last[c] = std::max(te_last[c], done);
+                    // GEMM 1's MATMULs come first in the TE queue.
+                    if (e.index < gemm_matmuls) te_gemm1_last[c] = std::max(te_gemm1_last[c], done);
+                }
+                // The collective's data queues: stream 1's block (after te, stream 0's 3 DMA queues and its sync
+                // queue), less its own sync queue and the Vector and Scalar queues at the end.
+                if (e.queue >= 5 && e.queue + 3 < e.core->queues() && e.in->dma.total_bytes() > 8) {
+                    coll_first[c] = std::min(coll_first[c], issued);
+                }
+            });
+        }
+    }
+    tb::sim_options so;
+    so.wall_limit_s = 120;
+    tb::run_to_completion(tb::make_cores_probe(all), so);
+
+    std::vector<collective::chip_buffers> bufs(n);
+    for (uint32_t c = 0; c < n; ++c) {
+        auto& chip = *plat.full_chip(c);
+        for (int which = 1; which <= 2; ++which) {
+            tb::gemm_result r;
+            r.spec = g;
+            r.spec.seed = which == 1 ? 100 + c : 200 + c;
+            r.tiling = tb::plan_tiling(g, cc);
+            tb::check_gemm(r, chip, which == 1 ? l1 : l2, which == 1 ? &ops1[c] : &ops2[c], true, 0);
+            INFO("chip " << c << " GEMM " << which << ": " << r.first_mismatch);
+            REQUIRE(r.checked);
+            REQUIRE(r.mismatches == 0);
+        }
+        bufs[c].input.resize(sched.input_bytes);
+        chip.host_read(l1.c_addr, bufs[c].input.data(), sched.input_bytes);
+    }
+    collective::execute_reference(sched, bufs);
+    for (uint32_t c = 0; c < n; ++c) {
+        std::vector<uint8_t> out(sched.output_bytes), copied(sched.output_bytes);
+        plat.full_chip(c)->host_read(L.output, out.data(), out.size());
+        plat.full_chip(c)->host_read(copy_to, copied.data(), copied.size());
+        INFO("chip " << c);
+        REQUIRE(out == bufs[c].output);
+        REQUIRE(copied == out);
+        // The all-reduce's first transfer waits for GEMM 1 on this chip (its C), and starts while GEMM 2 computes.
+        REQUIRE(coll_first[c] < 1e300);
+        REQUIRE(coll_first[c] >= te_gemm1_last[c]);
+        REQUIRE(coll_first[c] < te_last[c]);
+    }
+}
+
+TEST_CASE("op_sequence: what cannot be put in order is refused, naming the operation", "[multichip][full]") {
+    auto cfg = full("ring-8");
+    tb::op_sequence seq(tb::chip_sequence_layout(cfg.chip, 8, 0x1000));
+    REQUIRE_THROWS_WITH(seq.add(0, 0, std::vector<core::core_program>(3), {}, "short"),
+                        Contains("operation 'short': 3 programs for 8 cores"));
+    const auto a = seq.add(1, 0, std::vector<core::core_program>(8), {}, "a");
+    REQUIRE_THROWS_WITH(seq.add(0, 0, std::vector<core::core_program>(8), {a}, "b"),
+                        Contains("operation 'b' depends on an operation of another chip"));
+    // A local operation may not signal registers (their numbers would not follow its semaphores).
+    std::vector<core::core_program> sig(8);
+    core::instruction w;
+    w.op = core::opcode::dma;
+    w.dma.src = 0x1000;
+    w.dma.dst = cfg.chip.core_base + cfg.chip.core.sem_register(5);
+    w.dma.row_bytes = 8;
+    sig[2].dma.resize(1);
+    sig[2].dma[0].push_back(w);
+    REQUIRE_THROWS_WITH(seq.add(0, 0, sig, {}, "signaller"), Contains("operation 'signaller' writes semaphore registers"));
+    std::vector<core::core_program> many(8);
+    many[0].semaphores = 131071;
+    REQUIRE_THROWS_WITH(seq.add(0, 0, many, {}, "big"), Contains("operation 'big' on chip 0 needs more than 131072 semaphores"));
+}

@@ -243,11 +243,15 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
         }
         // Signals: once its part of the step is done, each agent of the step writes one semaphore register of every
         // other agent that waits for the step (over the NoC on its own chip, over the fabric on another).
+        std::vector<uint32_t> targets = consumers[i];
+        if (L.notify_landing && st.kind == collective::step_kind::copy && st.dst.chip != st.src.chip &&
+            std::none_of(targets.begin(), targets.end(), [&](uint32_t z) { return chip_of(z) == st.dst.chip; }))
+            targets.push_back(st.dst.chip * C);
         for (uint32_t a : agents_of[i]) {
             std::vector<core::sem_wait> mine;
             for (const auto& [b, sw] : done[i])
                 if (b == a) mine.push_back(sw);
-            for (uint32_t z : consumers[i]) {
+            for (uint32_t z : targets) {
                 if (z == a) continue;
                 const uint32_t r = new_sem(z);
                 if (r >= L.max_semaphores)

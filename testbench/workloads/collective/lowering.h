@@ -54,6 +54,10 @@ struct lowering_layout {
     // Reduce steps as accumulating DMA copies (dma_descriptor::reduce, HBM to HBM, no staging, no Vector Engine)
     // instead of the staged Vector Engine add (chip.collective_reduce = "dma").
     bool reduce_by_dma = false;
+    // A copy to another chip that no step of that chip depends on also signals the destination chip (a register
+    // write to its core 0 once the copy has landed), so that every chip can tell when all its output has arrived
+    // (op_sequence.h: an operation has finished on a core when the signals aimed at it have landed).
+    bool notify_landing = false;
 };
 
 struct lowered_collective {

@@ -1,0 +1,244 @@
+#include "testbench/workloads/program/op_sequence.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "models/core/core_config.h"
+#include "models/link/global_address.h"
+
+namespace trnsim::tb {
+
+sequence_layout chip_sequence_layout(const platform::chip_config& chip, uint32_t chips, uint64_t signal_word) {
+    sequence_layout L;
+    L.chips = chips;
+    L.cores = chip.cores;
+    L.core_base = chip.core_base;
+    L.core_stride = chip.core_stride;
+    L.sem_core = chip.core.sem_register(0);
+    L.signal_word = signal_word;
+    L.max_semaphores = uint32_t(core::core_config::SEM_WINDOW_BYTES / core::core_config::SEM_REGISTER_BYTES);
+    return L;
+}
+
+op_sequence::op_sequence(const sequence_layout& L)
+    : m_L(L), m_next_sem(L.chips, 0), m_last_of_stream(L.chips) {
+    if (L.chips == 0 || L.cores == 0) throw std::invalid_argument("op_sequence: no chips or no cores");
+}
+
+uint32_t op_sequence::sem_first() const { return *std::max_element(m_next_sem.begin(), m_next_sem.end()); }
+
+bool op_sequence::register_write(uint32_t chip, const core::instruction& in, uint32_t& to_chip, uint32_t& to_core,
+                                 uint32_t& sem) const {
+    if (in.op != core::opcode::dma) return false;
+    const auto& d = in.dma;
+    to_chip = link::is_global(d.dst) ? link::chip_of(d.dst) : chip;
+    const uint64_t local = link::is_global(d.dst) ? link::local_of(d.dst) : d.dst;
+    if (local < m_L.core_base) return false;
+    const uint64_t k = (local - m_L.core_base) / m_L.core_stride;
+    if (k >= m_L.cores) return false;
+    const uint64_t off = local - m_L.core_base - k * m_L.core_stride;
+    const uint64_t R = core::core_config::SEM_REGISTER_BYTES;
+    if (off < m_L.sem_core || off >= m_L.sem_core + uint64_t(m_L.max_semaphores) * R) return false;
+    if (d.total_bytes() != R || (off - m_L.sem_core) % R)
+        throw std::invalid_argument("op_sequence: a DMA writes " + std::to_string(d.total_bytes()) +
+                                    " bytes into the semaphore registers of chip " + std::to_string(to_chip) +
+                                    " core " + std::to_string(k) + " (one aligned register per write)");
+    to_core = uint32_t(k);
+    sem = uint32_t((off - m_L.sem_core) / R);
+    return true;
+}
+
+void op_sequence::take(op_rec& r, const std::vector<std::vector<uint64_t>>& remote) {
+    uint32_t& next = m_next_sem[r.chip];
+    for (const auto& p : r.progs) next = std::max(next, p.semaphores);
+    const uint32_t done = next++;
+    r.barrier = next++;
+    if (next > m_L.max_semaphores)
+        throw std::invalid_argument("operation '" + r.name + "' on chip " + std::to_string(r.chip) + " needs more than " +
+                                    std::to_string(m_L.max_semaphores) + " semaphores (a core's registers) with the "
+                                    "operations before it");
+    r.finished.assign(m_L.cores, {});
+    for (uint32_t k = 0; k < m_L.cores; ++k) {
+        auto& p = r.progs[k];
+        std::vector<uint64_t> count(next, 0);
+        for (size_t s = 0; s < remote[k].size() && s < count.size(); ++s) count[s] += remote[k][s];
+        auto visit = [&](std::vector<core::instruction>& q) {
+            for (auto& in : q) {
+                if (in.signal < 0) in.signal = int32_t(done);
+                ++count[size_t(in.signal)];
+            }
+        };
+        visit(p.te);
+        visit(p.vector);
+        visit(p.scalar);
+        for (auto& q : p.dma) visit(q);
+        p.semaphores = next;
+        for (uint32_t s = 0; s < next; ++s)
+            if (count[s]) r.finished[k].push_back({s, count[s]});
+    }
+}
+
+op_sequence::op_id op_sequence::push(op_rec&& r) {
+    const op_id id = op_id(m_ops.size());
+    auto& last = m_last_of_stream[r.chip];
+    if (last.size() <= r.stream) last.resize(r.stream + 1, NONE);
+    if (last[r.stream] != NONE && std::find(r.after.begin(), r.after.end(), last[r.stream]) == r.after.end())
+        r.after.push_back(last[r.stream]);
+    last[r.stream] = id;
+    m_ops.push_back(std::move(r));
+    return id;
+}
+
+op_sequence::op_id op_sequence::add(uint32_t chip, uint32_t stream, std::vector<core::core_program> progs,
+                                    const std::vector<op_id>& after, const std::string& name) {
+    if (chip >= m_L.chips) throw std::invalid_argument("operation '" + name + "': no chip " + std::to_string(chip));
+    if (progs.size() != m_L.cores)
+        throw std::invalid_argument("operation '" + name + "': " + std::to_string(progs.size()) + " programs for " +
+                                    std::to_string(m_L.cores) + " cores");
+    for (op_id a : after)
+        if (a >= m_ops.size() || m_ops[a].chip != chip)
+            throw std::invalid_argument("operation '" + name + "' depends on an operation of another chip or not yet added");
+    const uint32_t off = m_next_sem[chip];
+    for (auto& p : progs) {
+        auto renumber = [&](std::vector<core::instruction>& q) {
+            for (auto& in : q) {
+                uint32_t c, k, s;
+                if (register_write(chip, in, c, k, s))
+                    throw std::invalid_argument("operation '" + name + "' writes semaphore registers: build it with "
+                                                "sem_first() and add it with add_all");
+                for (auto& w : in.waits) w.sem += off;
+                if (in.signal >= 0) in.signal += int32_t(off);
+            }
+        };
+        renumber(p.te);
+        renumber(p.vector);
+        renumber(p.scalar);
+        for (auto& q : p.dma) renumber(q);
+        p.semaphores += off;
+    }
+    op_rec r;
+    r.name = name;
+    r.chip = chip;
+    r.stream = stream;
+    r.progs = std::move(progs);
+    r.after = after;
+    take(r, std::vector<std::vector<uint64_t>>(m_L.cores));
+    return push(std::move(r));
+}
+
+std::vector<op_sequence::op_id> op_sequence::add_all(uint32_t stream,
+                                                     std::vector<std::vector<core::core_program>> programs,
+                                                     const std::vector<std::vector<op_id>>& after,
+                                                     const std::string& name) {
+    if (programs.size() != m_L.chips || after.size() != m_L.chips)
+        throw std::invalid_argument("operation '" + name + "': programs and dependencies for " +
+                                    std::to_string(m_L.chips) + " chips expected");
+    const uint32_t first = sem_first();
+    // Register writes into every core by the operation, from any chip.
+    std::vector<std::vector<std::vector<uint64_t>>> remote(m_L.chips, std::vector<std::vector<uint64_t>>(m_L.cores));
+    for (uint32_t c = 0; c < m_L.chips; ++c) {
+        if (programs[c].size() != m_L.cores)
+            throw std::invalid_argument("operation '" + name + "': chip " + std::to_string(c) + " has " +
+                                        std::to_string(programs[c].size()) + " programs for " +
+                                        std::to_string(m_L.cores) + " cores");
+        for (const auto& p : programs[c])
+            for (const auto& q : p.dma)
+                for (const auto& in : q) {
+                    uint32_t tc, tk, s;
+                    if (!register_write(c, in, tc, tk, s)) continue;
+                    if (tc >= m_L.chips || s < first)
+                        throw std::invalid_argument("operation '" + name + "' signals chip " + std::to_string(tc) +
+                                                    " semaphore " + std::to_string(s) + ", outside its own (from " +
+                                                    std::to_string(first) + ")");
+                    auto& v = remote[tc][tk];
+                    if (v.size() <= s) v.resize(s + 1, 0);
+                    ++v[s];
+                }
+    }
+    for (auto& v : m_next_sem) v = first;
+    std::vector<op_id> ids;
+    for (uint32_t c = 0; c < m_L.chips; ++c) {
+        for (op_id a : after[c])
+            if (a >= m_ops.size() || m_ops[a].chip != c)
+                throw std::invalid_argument("operation '" + name + "' on chip " + std::to_string(c) +
+                                            " depends on an operation of another chip or not yet added");
+        for (const auto& p : programs[c])
+            for (const auto& q : p.dma)
+                for (const auto& in : q)
+                    for (const auto& w : in.waits)
+                        if (w.sem < first)
+                            throw std::invalid_argument("operation '" + name + "' waits on semaphore " +
+                                                        std::to_string(w.sem) + ", below its first (" +
+                                                        std::to_string(first) + ")");
+        op_rec r;
+        r.name = name;
+        r.chip = c;
+        r.stream = stream;
+        r.progs = std::move(programs[c]);
+        r.after = after[c];
+        take(r, remote[c]);
+        ids.push_back(push(std::move(r)));
+    }
+    // Every chip's semaphores continue from the highest any chip took (the next collective's sem_first()).
+    const uint32_t top = sem_first();
+    for (auto& v : m_next_sem) v = top;
+    return ids;
+}
+
+std::vector<core::sem_wait> op_sequence::barrier_waits(const std::vector<op_id>& after) const {
+    std::vector<core::sem_wait> w;
+    for (op_id a : after) w.push_back({m_ops[a].barrier, m_L.cores});
+    return w;
+}
+
+std::vector<std::vector<core::core_program>> op_sequence::finish() {
+    // DMA queues: a block per stream (the most any of its operations uses, plus the sync queue), streams in order.
+    uint32_t streams = 0;
+    for (const auto& o : m_ops) streams = std::max(streams, o.stream + 1);
+    std::vector<size_t> width(streams, 0), base(streams + 1, 0);
+    for (const auto& o : m_ops)
+        for (const auto& p : o.progs) width[o.stream] = std::max(width[o.stream], p.dma.size());
+    for (uint32_t s = 0; s < streams; ++s) base[s + 1] = base[s] + width[s] + 1;  // + the sync queue
+    std::vector<std::vector<core::core_program>> out(m_L.chips, std::vector<core::core_program>(m_L.cores));
+    for (auto& chip : out)
+        for (auto& p : chip) p.dma.resize(base[streams]);
+    for (uint32_t c = 0; c < m_L.chips; ++c)
+        for (auto& p : out[c]) p.semaphores = m_next_sem[c];
+    const uint64_t R = core::core_config::SEM_REGISTER_BYTES;
+    for (auto& o : m_ops) {
+        const std::vector<core::sem_wait> gate = barrier_waits(o.after);
+        for (uint32_t k = 0; k < m_L.cores; ++k) {
+            auto& dst = out[o.chip][k];
+            auto& src = o.progs[k];
+            auto append = [&](std::vector<core::instruction>& to, std::vector<core::instruction>& from) {
+                if (from.empty()) return;
+                from.front().waits.insert(from.front().waits.end(), gate.begin(), gate.end());
+                for (auto& in : from) to.push_back(std::move(in));
+            };
+            append(dst.te, src.te);
+            append(dst.vector, src.vector);
+            append(dst.scalar, src.scalar);
+            for (size_t q = 0; q < src.dma.size(); ++q) append(dst.dma[base[o.stream] + q], src.dma[q]);
+            // The barrier: once this core's part (and the operation's dependencies) are done, one register write
+            // to every core of the chip.
+            auto& sync = dst.dma[base[o.stream] + width[o.stream]];
+            for (uint32_t j = 0; j < m_L.cores; ++j) {
+                core::instruction in;
+                in.op = core::opcode::dma;
+                if (j == 0) {
+                    in.waits = o.finished[k];
+                    in.waits.insert(in.waits.end(), gate.begin(), gate.end());
+                }
+                in.dma.src = m_L.signal_word;
+                in.dma.dst = m_L.core_base + uint64_t(j) * m_L.core_stride + m_L.sem_core + uint64_t(o.barrier) * R;
+                in.dma.row_bytes = R;
+                sync.push_back(std::move(in));
+            }
+            src = core::core_program();
+        }
+    }
+    m_ops.clear();
+    return out;
+}
+
+}  // namespace trnsim::tb

@@ -1,0 +1,99 @@
+// Operations put in order on the full chips of a platform: each operation is a set of per-core programs (a GEMM from
+// the GEMM compiler, a vector phase, a collective lowered for every chip), and the sequence merges them into one
+// program per core of every chip, in which an operation starts only when the operations it depends on have
+// finished on its chip. Nothing is timed here: the chips' own queues, semaphores and DMA engines do the ordering.
+//
+//   streams   every operation runs on a stream of its chip; a stream's operations run one after another (each
+//             waits for the previous one), streams run side by side (a step's compute on stream 0, its data-parallel
+//             gradient all-reduces on stream 1). Each stream has DMA queues of its own; the Tensor Engine, Vector
+//             Engine and Scalar Engine queues are one per core, shared in the order operations were added (an
+//             engine serves one instruction stream).
+//   finishing an operation has finished on a core when every instruction of its program there has completed and
+//             every semaphore-register write aimed at that core by the operation (a collective's remote signals,
+//             from any chip) has landed. Instructions that signal nothing are given a semaphore of the operation so
+//             their completion can be waited for.
+//   barrier   once it has finished on a core, that core writes one semaphore register (the operation's barrier,
+//             the same number on every core of the chip) of every core of the chip: an 8-byte DMA on the stream's
+//             sync queue, as the collectives signal between cores. The operation has finished on the chip when
+//             the barrier has counted every core; dependants' first instruction in each queue waits for that.
+//             A barrier also waits for the operation's own dependencies, so an operation with no work on a chip
+//             still finishes after them.
+// Semaphores: each operation's are renumbered above those taken on its chip so far (all cores alike); a collective
+// is lowered with sem_first() (the highest taken on any chip), as its remote signals name register numbers on
+// other chips. Instructions are appended in the order operations are added and every wait names an operation added
+// earlier, so a sequence whose operations are added in one order on every chip cannot deadlock.
+// Plain C++ (no SystemC).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/core/instruction.h"
+#include "platforms/config/platform_config.h"
+
+namespace trnsim::tb {
+
+struct sequence_layout {
+    uint32_t chips = 1, cores = 1;
+    uint64_t core_base = 0, core_stride = 0;  // chip-local address of core i's window: core_base + i * core_stride
+    uint64_t sem_core = 0;       // core-local address of semaphore register 0
+    uint64_t signal_word = 0;    // chip-local address of 8 readable bytes (the source of the barrier writes)
+    uint32_t max_semaphores = 131072;
+};
+
+// The layout of `chips` chips like `chip` (the signal word: 8 bytes of chip-local memory the barrier writes read).
+sequence_layout chip_sequence_layout(const platform::chip_config& chip, uint32_t chips, uint64_t signal_word);
+
+class op_sequence {
+public:
+    using op_id = uint32_t;
+    explicit op_sequence(const sequence_layout& L);
+
+    // An operation on one chip: `progs` has one program per core, semaphores numbered from 0. It starts once the
+    // previous operation of its stream and every operation of `after` (ops of the same chip) have finished.
+    // Throws std::invalid_argument naming the operation if it does not fit (core count, semaphores).
+    op_id add(uint32_t chip, uint32_t stream, std::vector<core::core_program> progs, const std::vector<op_id>& after,
+              const std::string& name);
+    // An operation on every chip at once whose programs were built with semaphores from sem_first() (a lowered
+    // collective: its remote signals name registers on other chips). programs[chip][core]; after[chip] as for add().
+    // Returns the operation of each chip.
+    std::vector<op_id> add_all(uint32_t stream, std::vector<std::vector<core::core_program>> programs,
+                               const std::vector<std::vector<op_id>>& after, const std::string& name);
+    // The first semaphore no operation of any chip has taken yet.
+    uint32_t sem_first() const;
+
+    // The merged programs, [chip][core]. The sequence is spent afterwards.
+    std::vector<std::vector<core::core_program>> finish();
+
+    size_t operations() const { return m_ops.size(); }
+    const std::string& name_of(op_id o) const { return m_ops.at(o).name; }
+    uint32_t chip_of(op_id o) const { return m_ops.at(o).chip; }
+    // Barrier writes generated (8-byte DMAs): cores x cores per operation.
+    uint64_t barrier_writes() const { return uint64_t(m_ops.size()) * m_L.cores * m_L.cores; }
+
+private:
+    struct op_rec {
+        std::string name;
+        uint32_t chip = 0, stream = 0;
+        std::vector<core::core_program> progs;  // semaphores final
+        std::vector<op_id> after;               // including the stream's previous operation
+        uint32_t barrier = 0;
+        std::vector<std::vector<core::sem_wait>> finished;  // per core: when its part is done (local counts)
+    };
+    // The semaphore-register write a DMA instruction of chip `chip` makes, if it is one: (chip, core, register).
+    bool register_write(uint32_t chip, const core::instruction& in, uint32_t& to_chip, uint32_t& to_core,
+                        uint32_t& sem) const;
+    // Completion semaphores and the barrier from the chip's free semaphores; `remote`: per core, counts of register
+    // writes into its semaphores by the operation (from any chip).
+    void take(op_rec& r, const std::vector<std::vector<uint64_t>>& remote);
+    op_id push(op_rec&& r);
+    std::vector<core::sem_wait> barrier_waits(const std::vector<op_id>& after) const;
+
+    sequence_layout m_L;
+    std::vector<op_rec> m_ops;
+    std::vector<uint32_t> m_next_sem;               // per chip
+    std::vector<std::vector<op_id>> m_last_of_stream;  // [chip][stream]: the last op (NONE: none)
+    static constexpr op_id NONE = UINT32_MAX;
+};
+
+}  // namespace trnsim::tb
