@@ -452,6 +452,8 @@ TEST_CASE("op_sequence: what cannot be put in order is refused, naming the opera
     sig[2].dma[0].push_back(w);
     REQUIRE_THROWS_WITH(seq.add(0, 0, sig, {}, "signaller"), Contains("operation 'signaller' writes semaphore registers"));
     std::vector<core::core_program> many(8);
-    many[0].semaphores = 131071;
-    REQUIRE_THROWS_WITH(seq.add(0, 0, many, {}, "big"), Contains("operation 'big' on chip 0 needs more than 131072 semaphores"));
+    many[0].semaphores = 8190;
+    REQUIRE_THROWS_WITH(seq.add(0, 0, many, {}, "big"),
+                        Contains("operation 'big' on chip 0 needs 8191 semaphores, more than a stream's region of 8190"));
+    REQUIRE_THROWS_WITH(seq.add(0, 2, std::vector<core::core_program>(8), {}, "third"), Contains("stream 2 of 2"));
 }

@@ -20,12 +20,17 @@ sequence_layout chip_sequence_layout(const platform::chip_config& chip, uint32_t
     return L;
 }
 
-op_sequence::op_sequence(const sequence_layout& L)
-    : m_L(L), m_next_sem(L.chips, 0), m_last_of_stream(L.chips) {
-    if (L.chips == 0 || L.cores == 0) throw std::invalid_argument("op_sequence: no chips or no cores");
+op_sequence::op_sequence(const sequence_layout& L) : m_L(L), m_last_of_stream(L.chips) {
+    if (L.chips == 0 || L.cores == 0 || L.streams == 0) throw std::invalid_argument("op_sequence: no chips, cores or streams");
+    if (L.local_semaphores < 3 || uint64_t(L.streams) * L.local_semaphores >= L.max_semaphores)
+        throw std::invalid_argument("op_sequence: the streams' semaphore regions do not fit the registers");
+    m_next_fresh = L.streams * L.local_semaphores;
+    m_local.assign(L.chips, std::vector<std::vector<std::vector<uint64_t>>>(
+                                L.streams, std::vector<std::vector<uint64_t>>(L.cores)));
+    m_barrier_uses.assign(L.chips, std::vector<uint64_t>(L.streams, 0));
 }
 
-uint32_t op_sequence::sem_first() const { return *std::max_element(m_next_sem.begin(), m_next_sem.end()); }
+uint32_t op_sequence::sem_first() const { return m_next_fresh; }
 
 bool op_sequence::register_write(uint32_t chip, const core::instruction& in, uint32_t& to_chip, uint32_t& to_core,
                                  uint32_t& sem) const {
@@ -48,34 +53,35 @@ bool op_sequence::register_write(uint32_t chip, const core::instruction& in, uin
     return true;
 }
 
-void op_sequence::take(op_rec& r, const std::vector<std::vector<uint64_t>>& remote) {
-    uint32_t& next = m_next_sem[r.chip];
-    for (const auto& p : r.progs) next = std::max(next, p.semaphores);
-    const uint32_t done = next++;
-    r.barrier = next++;
-    if (next > m_L.max_semaphores)
-        throw std::invalid_argument("operation '" + r.name + "' on chip " + std::to_string(r.chip) + " needs more than " +
-                                    std::to_string(m_L.max_semaphores) + " semaphores (a core's registers) with the "
-                                    "operations before it");
+void op_sequence::finish_counts(op_rec& r, uint32_t done, const std::vector<std::vector<uint64_t>>& base,
+                                const std::vector<std::vector<uint64_t>>& remote, uint32_t top) {
     r.finished.assign(m_L.cores, {});
     for (uint32_t k = 0; k < m_L.cores; ++k) {
         auto& p = r.progs[k];
-        std::vector<uint64_t> count(next, 0);
-        for (size_t s = 0; s < remote[k].size() && s < count.size(); ++s) count[s] += remote[k][s];
+        std::vector<uint64_t> count(top, 0);
+        for (size_t s = 0; s < base[k].size() && s < top; ++s) count[s] += base[k][s];
+        for (size_t s = 0; s < remote[k].size() && s < top; ++s) count[s] += remote[k][s];
+        std::vector<bool> touched(top, false);
+        for (size_t s = 0; s < remote[k].size() && s < top; ++s) touched[s] = remote[k][s] > 0;
         auto visit = [&](std::vector<core::instruction>& q) {
             for (auto& in : q) {
                 if (in.signal < 0) in.signal = int32_t(done);
                 ++count[size_t(in.signal)];
+                touched[size_t(in.signal)] = true;
             }
         };
         visit(p.te);
         visit(p.vector);
         visit(p.scalar);
         for (auto& q : p.dma) visit(q);
-        p.semaphores = next;
-        for (uint32_t s = 0; s < next; ++s)
-            if (count[s]) r.finished[k].push_back({s, count[s]});
+        p.semaphores = std::max(p.semaphores, top);
+        for (uint32_t s = 0; s < top; ++s)
+            if (touched[s]) r.finished[k].push_back({s, count[s]});
     }
+    // The stream's barrier registers in turn; the count after this operation's barrier.
+    uint64_t& uses = m_barrier_uses[r.chip][r.stream];
+    r.barrier = {region(r.stream) + uint32_t(uses % 2), (uses / 2 + 1) * m_L.cores};
+    ++uses;
 }
 
 op_sequence::op_id op_sequence::push(op_rec&& r) {
@@ -98,23 +104,42 @@ op_sequence::op_id op_sequence::add(uint32_t chip, uint32_t stream, std::vector<
     for (op_id a : after)
         if (a >= m_ops.size() || m_ops[a].chip != chip)
             throw std::invalid_argument("operation '" + name + "' depends on an operation of another chip or not yet added");
-    const uint32_t off = m_next_sem[chip];
-    for (auto& p : progs) {
+    if (stream >= m_L.streams)
+        throw std::invalid_argument("operation '" + name + "': stream " + std::to_string(stream) + " of " +
+                                    std::to_string(m_L.streams));
+    // Local semaphore j of the op is register region + 2 + j (after the two barrier registers); the op's "done"
+    // semaphore follows its own.
+    uint32_t own = 0;
+    for (const auto& p : progs) own = std::max(own, p.semaphores);
+    const uint32_t first = region(stream) + 2, done = first + own, top = done + 1;
+    if (top > region(stream) + m_L.local_semaphores)
+        throw std::invalid_argument("operation '" + name + "' on chip " + std::to_string(chip) + " needs " +
+                                    std::to_string(own + 1) + " semaphores, more than a stream's region of " +
+                                    std::to_string(m_L.local_semaphores - 2));
+    auto& counts = m_local[chip][stream];
+    std::vector<std::vector<uint64_t>> base(m_L.cores);
+    for (uint32_t k = 0; k < m_L.cores; ++k) {
+        auto& have = counts[k];
+        if (have.size() < own + 1) have.resize(own + 1, 0);
+        auto& b = base[k];
+        b.assign(top, 0);
+        for (uint32_t j = 0; j <= own; ++j) b[first + j] = have[j];
         auto renumber = [&](std::vector<core::instruction>& q) {
             for (auto& in : q) {
-                uint32_t c, k, s;
-                if (register_write(chip, in, c, k, s))
+                uint32_t c, kk, s;
+                if (register_write(chip, in, c, kk, s))
                     throw std::invalid_argument("operation '" + name + "' writes semaphore registers: build it with "
                                                 "sem_first() and add it with add_all");
-                for (auto& w : in.waits) w.sem += off;
-                if (in.signal >= 0) in.signal += int32_t(off);
+                for (auto& w : in.waits) w.value += have[w.sem], w.sem += first;
+                if (in.signal >= 0) in.signal += int32_t(first);
             }
         };
+        auto& p = progs[k];
         renumber(p.te);
         renumber(p.vector);
         renumber(p.scalar);
         for (auto& q : p.dma) renumber(q);
-        p.semaphores += off;
+        p.semaphores = top;
     }
     op_rec r;
     r.name = name;
@@ -122,7 +147,10 @@ op_sequence::op_id op_sequence::add(uint32_t chip, uint32_t stream, std::vector<
     r.stream = stream;
     r.progs = std::move(progs);
     r.after = after;
-    take(r, std::vector<std::vector<uint64_t>>(m_L.cores));
+    finish_counts(r, done, base, std::vector<std::vector<uint64_t>>(m_L.cores), top);
+    // The region's counts now include this operation's signals.
+    for (uint32_t k = 0; k < m_L.cores; ++k)
+        for (const auto& w : r.finished[k]) counts[k][w.sem - first] = w.value;
     return push(std::move(r));
 }
 
@@ -155,7 +183,17 @@ std::vector<op_sequence::op_id> op_sequence::add_all(uint32_t stream,
                     ++v[s];
                 }
     }
-    for (auto& v : m_next_sem) v = first;
+    if (stream >= m_L.streams)
+        throw std::invalid_argument("operation '" + name + "': stream " + std::to_string(stream) + " of " +
+                                    std::to_string(m_L.streams));
+    uint32_t top = first;
+    for (const auto& chip : programs)
+        for (const auto& p : chip) top = std::max(top, p.semaphores);
+    const uint32_t done = top++;
+    if (top > m_L.max_semaphores)
+        throw std::invalid_argument("operation '" + name + "' needs semaphores up to " + std::to_string(top) +
+                                    " with the operations before it, more than a core's " +
+                                    std::to_string(m_L.max_semaphores) + " registers");
     std::vector<op_id> ids;
     for (uint32_t c = 0; c < m_L.chips; ++c) {
         for (op_id a : after[c])
@@ -176,18 +214,16 @@ std::vector<op_sequence::op_id> op_sequence::add_all(uint32_t stream,
         r.stream = stream;
         r.progs = std::move(programs[c]);
         r.after = after[c];
-        take(r, remote[c]);
+        finish_counts(r, done, std::vector<std::vector<uint64_t>>(m_L.cores), remote[c], top);
         ids.push_back(push(std::move(r)));
     }
-    // Every chip's semaphores continue from the highest any chip took (the next collective's sem_first()).
-    const uint32_t top = sem_first();
-    for (auto& v : m_next_sem) v = top;
+    m_next_fresh = top;
     return ids;
 }
 
 std::vector<core::sem_wait> op_sequence::barrier_waits(const std::vector<op_id>& after) const {
     std::vector<core::sem_wait> w;
-    for (op_id a : after) w.push_back({m_ops[a].barrier, m_L.cores});
+    for (op_id a : after) w.push_back(m_ops[a].barrier);
     return w;
 }
 
@@ -202,8 +238,8 @@ std::vector<std::vector<core::core_program>> op_sequence::finish() {
     std::vector<std::vector<core::core_program>> out(m_L.chips, std::vector<core::core_program>(m_L.cores));
     for (auto& chip : out)
         for (auto& p : chip) p.dma.resize(base[streams]);
-    for (uint32_t c = 0; c < m_L.chips; ++c)
-        for (auto& p : out[c]) p.semaphores = m_next_sem[c];
+    for (auto& chip : out)
+        for (auto& p : chip) p.semaphores = m_next_fresh;
     const uint64_t R = core::core_config::SEM_REGISTER_BYTES;
     for (auto& o : m_ops) {
         const std::vector<core::sem_wait> gate = barrier_waits(o.after);
@@ -230,7 +266,7 @@ std::vector<std::vector<core::core_program>> op_sequence::finish() {
                     in.waits.insert(in.waits.end(), gate.begin(), gate.end());
                 }
                 in.dma.src = m_L.signal_word;
-                in.dma.dst = m_L.core_base + uint64_t(j) * m_L.core_stride + m_L.sem_core + uint64_t(o.barrier) * R;
+                in.dma.dst = m_L.core_base + uint64_t(j) * m_L.core_stride + m_L.sem_core + uint64_t(o.barrier.sem) * R;
                 in.dma.row_bytes = R;
                 sync.push_back(std::move(in));
             }

@@ -18,10 +18,15 @@
 //             the barrier has counted every core; dependants' first instruction in each queue waits for that.
 //             A barrier also waits for the operation's own dependencies, so an operation with no work on a chip
 //             still finishes after them.
-// Semaphores: each operation's are renumbered above those taken on its chip so far (all cores alike); a collective
-// is lowered with sem_first() (the highest taken on any chip), as its remote signals name register numbers on
-// other chips. Instructions are appended in the order operations are added and every wait names an operation added
-// earlier, so a sequence whose operations are added in one order on every chip cannot deadlock.
+// Semaphores (a core has 131072 registers; a step has thousands of operations):
+//   - the operations a stream runs on its own chip (add) share one region of the stream's, reused: an operation
+//     starts only after the stream's previous one has finished, so its semaphore j continues counting from where
+//     the operations before it left it (its waits are raised by those counts);
+//   - each stream has two barrier registers, used in turn: an operation's barrier cannot be written before every
+//     core of the chip has counted the barrier before the previous one (each core waits for the previous barrier
+//     before finishing its part), so alternating two registers is enough; waits name the cumulative count;
+//   - operations on every chip at once (add_all: a lowered collective, whose remote signals name registers on other
+//     chips) take fresh semaphores from sem_first(), above every stream's region.
 // Plain C++ (no SystemC).
 #pragma once
 #include <cstdint>
@@ -34,6 +39,8 @@
 namespace trnsim::tb {
 
 struct sequence_layout {
+    uint32_t streams = 2;         // streams at most
+    uint32_t local_semaphores = 8192;  // per stream: its barrier registers and its local operations' semaphores
     uint32_t chips = 1, cores = 1;
     uint64_t core_base = 0, core_stride = 0;  // chip-local address of core i's window: core_base + i * core_stride
     uint64_t sem_core = 0;       // core-local address of semaphore register 0
@@ -77,22 +84,27 @@ private:
         uint32_t chip = 0, stream = 0;
         std::vector<core::core_program> progs;  // semaphores final
         std::vector<op_id> after;               // including the stream's previous operation
-        uint32_t barrier = 0;
-        std::vector<std::vector<core::sem_wait>> finished;  // per core: when its part is done (local counts)
+        core::sem_wait barrier;                 // the register and the count that says "finished on the chip"
+        std::vector<std::vector<core::sem_wait>> finished;  // per core: when its part is done
     };
     // The semaphore-register write a DMA instruction of chip `chip` makes, if it is one: (chip, core, register).
     bool register_write(uint32_t chip, const core::instruction& in, uint32_t& to_chip, uint32_t& to_core,
                         uint32_t& sem) const;
-    // Completion semaphores and the barrier from the chip's free semaphores; `remote`: per core, counts of register
-    // writes into its semaphores by the operation (from any chip).
-    void take(op_rec& r, const std::vector<std::vector<uint64_t>>& remote);
+    // Sets r.finished (the counts every semaphore of the op reaches on each core: `base[core][s]` plus the op's own
+    // signals plus `remote` register writes) and r.barrier; instructions that signal nothing signal `done`.
+    void finish_counts(op_rec& r, uint32_t done, const std::vector<std::vector<uint64_t>>& base,
+                       const std::vector<std::vector<uint64_t>>& remote, uint32_t top);
     op_id push(op_rec&& r);
     std::vector<core::sem_wait> barrier_waits(const std::vector<op_id>& after) const;
+    uint32_t region(uint32_t stream) const { return stream * m_L.local_semaphores; }
 
     sequence_layout m_L;
     std::vector<op_rec> m_ops;
-    std::vector<uint32_t> m_next_sem;               // per chip
+    uint32_t m_next_fresh;                             // add_all's next semaphore (all chips alike)
     std::vector<std::vector<op_id>> m_last_of_stream;  // [chip][stream]: the last op (NONE: none)
+    // [chip][stream][core][j]: the count local semaphore j of the stream's region has reached.
+    std::vector<std::vector<std::vector<std::vector<uint64_t>>>> m_local;
+    std::vector<std::vector<uint64_t>> m_barrier_uses;  // [chip][stream]: barriers so far
     static constexpr op_id NONE = UINT32_MAX;
 };
 
