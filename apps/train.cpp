@@ -6,17 +6,19 @@
 
 #include "apps/args.h"
 #include "apps/collective.h"
+#include "apps/observers.h"
 #include "apps/report.h"
 #include "tlm/config/config_node.h"
 #include "platforms/config/platform_config.h"
 #include "testbench/workloads/train/train_run.h"
+#include "testbench/workloads/train/whole_step.h"
 
 namespace trnsim::app {
 
 const char* TRAIN_USAGE = R"(trnsim train [--platform NAME | --config FILE] [--set key.path=value ...] [--config-dir DIR]
              --model NAME|FILE --dp D --tp T --pp P [--micro-batch B] [--global-batch G] [--steps N]
              [--tp-algo ring|bidir_ring] [--dp-algo ring|bidir_ring] [--no-replay [--max-host-gib G]] [--jobs J]
-             [--timeline FILE.json] [--stats FILE.json] [--quiet]
+             [--whole] [--timeline FILE.json] [--stats FILE.json] [--quiet]
   one training step of a Llama-style model (configs/models: llama-7b, llama-70b, tiny; or a JSON file) on a server
   or cluster platform: tensor parallelism over T chips, pipeline parallelism over P stages (1F1B over the
   micro-batches), data parallelism over D replicas with the gradient all-reduce overlapping backward; D*T*P must
@@ -24,7 +26,10 @@ const char* TRAIN_USAGE = R"(trnsim train [--platform NAME | --config FILE] [--s
   all-reduces and pipeline sends on the whole platform) is simulated once, timing-only, and replayed for every
   layer, micro-batch and chip that runs it (--no-replay simulates each use on its own: small models only).
   Reports step time, tokens/s, MFU, the time breakdown and the operations; --timeline writes every chip's step as
-  a Chrome/Perfetto trace. defaults: --platform trn2-ultraserver-64 --micro-batch 1, the model's global batch,
+  a Chrome/Perfetto trace. --whole (full chips: --set chips.model=full, --pp 1) also simulates the step whole, every
+  chip running its own instruction streams in one simulation (the gradient all-reduces beside the backward pass:
+  --set chip.collective_reduce=dma), and compares it with the composed step; --timeline then records every chip's
+  engines and queues. defaults: --platform trn2-ultraserver-64 --micro-batch 1, the model's global batch,
   --tp-algo bidir_ring --dp-algo bidir_ring, --jobs = host cores. docs/training.md
 )";
 
@@ -36,7 +41,7 @@ std::string ms(double ns) { return fmt("%.3f ms", ns * 1e-6); }
 
 const option_set TRAIN_OPTIONS = {{"platform", "config", "set", "config-dir", "model", "dp", "tp", "pp", "micro-batch",
                                    "global-batch", "steps", "tp-algo", "dp-algo", "jobs", "timeline", "stats", "max-host-gib"},
-                                  {"no-replay", "quiet"},
+                                  {"no-replay", "quiet", "whole"},
                                   {"set"}};
 
 int cmd_train(const args& a) {
@@ -67,7 +72,8 @@ int cmd_train(const args& a) {
     if (o.steps == 0) throw usage_error("--steps: at least 1");
     o.jobs = a.u32("jobs", std::max(1u, std::thread::hardware_concurrency()));
     if (o.jobs == 0 || o.jobs > 256) throw usage_error("--jobs: 1 .. 256");
-    o.timeline_file = a.str("timeline", "");
+    const bool whole = a.has("whole");
+    if (!whole) o.timeline_file = a.str("timeline", "");
     try {
         o.tp_algo = collective::parse_algo(a.str("tp-algo", "bidir_ring"));
         o.dp_algo = collective::parse_algo(a.str("dp-algo", "bidir_ring"));
@@ -88,8 +94,22 @@ int cmd_train(const args& a) {
     }
 
     train::train_result r;
+    train::whole_result w;
+    std::unique_ptr<observers> obs;
     try {
+        if (whole) train::check_whole(cfg, p);  // before the composed step's simulations
         r = train::run_train(cfg, m, p, o);
+        if (whole) {
+            platform::platform_config wcfg = cfg;
+            obs = std::make_unique<observers>(a, wcfg, "trnsim train --whole");
+            train::whole_options wo;
+            wo.tp_algo = o.tp_algo, wo.dp_algo = o.dp_algo;
+            wo.sim.wall_limit_s = a.wall_limit_s();
+            if (o.quiet) wo.sim.progress_after_s = 0;
+            wo.on_platform = [&](platform::multichip_platform& pl) { obs->attach_platform(pl); };
+            w = train::run_whole_step(wcfg, m, p, wo);
+            obs->finish();
+        }
     } catch (const std::invalid_argument& e) {  // a plan or shape the chip cannot map
         throw usage_error(e.what());
     }
@@ -185,8 +205,33 @@ int cmd_train(const args& a) {
                "MiB)\n",
                r.wall_s, r.sim_wall_s, o.jobs, r.sim_peak_rss_what.c_str(), r.sim_peak_rss_mib);
     if (!o.timeline_file.empty()) out << "  timeline        " << o.timeline_file << "\n";
+    if (whole) {
+        const double diff = r.step_ns / w.step_ns - 1;
+        out << fmt("  whole step      %s simulated whole on %s (every chip's instruction streams in one simulation): "
+                   "the composed step is %+.1f %% off it; %.0f tokens/s, MFU %.1f %%\n",
+                   ms(w.step_ns).c_str(), count_text(r.chips, "full chip").c_str(), 100 * diff, w.tokens_per_s,
+                   100 * w.mfu);
+        auto wpct = [&](double ns) { return fmt("%10s  %5.1f %%", ms(ns).c_str(), 100 * ns / w.step_ns); };
+        out << fmt("  whole breakdown (chip %u, the one that finishes last; measured from its instructions):\n",
+                   w.critical_chip);
+        out << "    GEMMs                                        " << wpct(w.gemm_ns) << "\n";
+        out << "    vector phases                                " << wpct(w.phase_ns) << "\n";
+        out << "    tp all-reduces                               " << wpct(w.tp_ns) << "\n";
+        out << "    exposed communication: dp gradients          " << wpct(w.dp_exposed_ns) << "\n";
+        out << "    optimizer (Adam)                             " << wpct(w.optimizer_ns) << "\n";
+        out << "    barriers between operations, waiting         " << wpct(w.sync_ns) << "\n";
+        out << fmt("  whole run       %llu operations, %llu barrier writes, %llu instructions; %.1f s wall (%.1f s "
+                   "building the programs and the platform)\n",
+                   (unsigned long long)w.operations, (unsigned long long)w.barrier_writes,
+                   (unsigned long long)w.instructions, w.wall_s + w.setup_wall_s, w.setup_wall_s);
+    }
     std::cout << out.str();
-    if (a.has("stats")) write_file_atomic(a.str("stats", ""), r.to_json().dump(2) + "\n");
+    if (obs) obs->report(std::cout);
+    if (a.has("stats")) {
+        auto j = r.to_json();
+        if (whole) j["whole"] = w.to_json();
+        write_file_atomic(a.str("stats", ""), j.dump(2) + "\n");
+    }
     return 0;
 }
 

@@ -243,3 +243,66 @@ TEST_CASE("replay gives the same step as simulating every operation on its own")
     CHECK(rep.mfu > 0);
     CHECK(rep.mfu < 1);
 }
+
+// The step simulated whole (issue 42, testbench/workloads/train/whole_step.h): every chip of ring-8 (full chips)
+// runs its own streams, in one simulation.
+#include "testbench/workloads/train/whole_step.h"
+
+TEST_CASE("a step simulated whole runs every operation on every chip, gradient buckets beside the backward pass") {
+    const auto cfg = load("ring-8", {"chips.model=full", "chip.collective_reduce=dma"});
+    auto m = tiny();
+    m.global_batch = 4;
+    parallel_plan p;
+    p.dp = 2, p.tp = 4, p.pp = 1;
+    train_options o;
+    o.quiet = true;
+    const auto composed = run_train(cfg, m, p, o);  // its simulations run in forked children
+    whole_options wo;
+    wo.sim.progress_after_s = 0;
+    const whole_result w = run_whole_step(cfg, m, p, wo);
+    const layer_plan lp = plan_layer(m, p);
+    const uint64_t M = p.micro_batches(m);
+    REQUIRE(M == 2);
+    const uint64_t per_mb = lp.embed_fwd.size() + m.layers * (lp.fwd.size() + lp.bwd.size()) + lp.head_fwd.size() +
+                            lp.head_bwd.size();
+    const uint64_t per_chip = M * per_mb + (m.layers + 1) /* buckets */ + (m.layers + 1) /* Adam */;
+    CHECK(w.operations == 8 * per_chip);
+    CHECK(w.barrier_writes == w.operations * 8 * 8);
+    // Every operation of the critical chip ran: micro-batch 0's operations, the buckets and Adam have spans.
+    CHECK(w.spans.size() == per_mb + 2 * (m.layers + 1));
+    for (const auto& s : w.spans) {
+        INFO(s.name);
+        CHECK(s.end_ns > s.begin_ns);
+    }
+    // The first gradient bucket starts before the backward pass ends (the overlap), the buckets end after it.
+    double first_bucket = 1e300;
+    for (const auto& s : w.spans)
+        if (s.kind == "dp_allreduce") first_bucket = std::min(first_bucket, s.begin_ns);
+    CHECK(first_bucket < w.backward_end_ns);
+    CHECK(w.dp_end_ns > first_bucket);
+    // The breakdown is measured and adds up; every part is there.
+    CHECK(w.gemm_ns > 0);
+    CHECK(w.phase_ns > 0);
+    CHECK(w.tp_ns > 0);
+    CHECK(w.optimizer_ns > 0);
+    CHECK(w.sync_ns > 0);
+    CHECK(w.gemm_ns + w.phase_ns + w.tp_ns + w.optimizer_ns + w.dp_exposed_ns + w.sync_ns == Approx(w.step_ns));
+    // The composed step against the whole one (docs/training.md, "The composed step against the whole step"):
+    // measured -11.7 % (the barriers between operations, which the composition leaves out, against the attention
+    // heads it runs one after another). Held within 15 % until the composition is corrected.
+    INFO("composed " << composed.step_ns << " ns, whole " << w.step_ns << " ns");
+    CHECK(std::abs(composed.step_ns / w.step_ns - 1) < 0.15);
+}
+
+TEST_CASE("what a step simulated whole cannot run is refused naming the option") {
+    parallel_plan p;
+    p.dp = 2, p.tp = 4;
+    REQUIRE_THROWS_WITH(check_whole(load("ring-8"), p), Catch::Contains("chips must be full chips (--set chips.model=full)"));
+    REQUIRE_THROWS_WITH(check_whole(load("ring-8", {"chips.model=full"}), p),
+                        Catch::Contains("--set chip.collective_reduce=dma"));
+    p.pp = 2, p.tp = 2;
+    REQUIRE_THROWS_WITH(check_whole(load("ring-8", {"chips.model=full", "chip.collective_reduce=dma"}), p),
+                        Catch::Contains("--whole --pp 2"));
+    p.pp = 1, p.tp = 8, p.dp = 1;
+    REQUIRE_NOTHROW(check_whole(load("ring-8", {"chips.model=full"}), p));
+}

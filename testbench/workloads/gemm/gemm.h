@@ -39,8 +39,12 @@ gemm_tiling plan_tiling(const gemm_spec& g, const platform::chip_config& chip);
 // each block, K is walked in tiles whose A^T and B tiles are DMA'd HBM -> SBUF into one of up to four buffers (so loads of
 // later steps overlap the matmuls of step i), multiplied into PSUM accumulators, and finally DMA'd PSUM -> HBM.
 // `sbuf_bytes` (0: all of it): the bytes of every SBUF partition the GEMM may use, from the partition's start (the
-// rest is left to a program running beside it).
+// rest is left to a program running beside it). `first_core`: the core that gets the first block (the others follow
+// in turn), so that several small GEMMs run side by side spread over the cores.
 std::vector<core::core_program> compile_gemm(const gemm_spec& g, const gemm_layout& l, const platform::chip_config& chip,
-                                             uint64_t sbuf_bytes = 0);
+                                             uint64_t sbuf_bytes = 0, uint32_t first_core = 0);
+
+// The chip's dense peak (all cores' Tensor Engines) for GEMMs with inputs of type t, TFLOP/s.
+double chip_peak_tflops(const platform::chip_config& chip, numerics::dtype t);
 
 } // namespace trnsim::tb

@@ -63,7 +63,7 @@ gemm_tiling plan_tiling(const gemm_spec& g, const platform::chip_config& chip) {
 }
 
 std::vector<core::core_program> compile_gemm(const gemm_spec& g, const gemm_layout& l, const platform::chip_config& chip,
-                                             uint64_t sbuf_bytes) {
+                                             uint64_t sbuf_bytes, uint32_t first_core) {
     const auto& cc = chip.core;
     gemm_tiling t = plan_tiling(g, chip);
     const uint64_t es = numerics::size_of(g.dtype);
@@ -106,7 +106,7 @@ std::vector<core::core_program> compile_gemm(const gemm_spec& g, const gemm_layo
 
     const uint64_t bn_blocks = ceil_div(t.n_tiles, t.block_n);
     for (uint64_t blk = 0; blk < t.blocks; ++blk) {
-        const uint32_t c = uint32_t(blk % chip.cores);
+        const uint32_t c = uint32_t((blk + first_core) % chip.cores);
         auto& prog = progs[c];
         auto& ct = cnt[c];
         const uint64_t bi = blk / bn_blocks, bj = blk % bn_blocks;

@@ -45,13 +45,17 @@ void load_gemm(platform::chip& chip, const gemm_layout& layout, std::vector<core
     for (uint32_t c = 0; c < cc.cores; ++c) chip.cores[c]->load(std::move(programs[c]));
 }
 
+double chip_peak_tflops(const platform::chip_config& cc, numerics::dtype t) {
+    const auto& te = cc.core.te;
+    const bool dr = te.fp8_double_row && (t == numerics::dtype::fp8_e4m3 || t == numerics::dtype::fp8_e5m2);
+    const double macs_per_cycle = double(te.rows) * te.cols * (dr ? 2 : 1) / (t == numerics::dtype::fp32 ? te.fp32_passes : 1);
+    return 2.0 * macs_per_cycle * te.clock_ghz * 1e9 * cc.cores / 1e12;
+}
+
 void gemm_figures(gemm_result& r, const platform::chip_config& cc, const gemm_layout& layout, const std::string& chip) {
     const gemm_spec& g = r.spec;
-    const auto& te = cc.core.te;
-    const bool dr = te.fp8_double_row && (g.dtype == numerics::dtype::fp8_e4m3 || g.dtype == numerics::dtype::fp8_e5m2);
-    const double macs_per_cycle = double(te.rows) * te.cols * (dr ? 2 : 1) / (g.dtype == numerics::dtype::fp32 ? te.fp32_passes : 1);
     r.flops = 2.0 * double(g.m) * double(g.k) * double(g.n);
-    r.peak_tflops = 2.0 * macs_per_cycle * te.clock_ghz * 1e9 * cc.cores / 1e12;
+    r.peak_tflops = chip_peak_tflops(cc, g.dtype);
     r.achieved_tflops = r.sim_ns > 0 ? r.flops / (r.sim_ns * 1e-9) / 1e12 : 0;
     r.te_utilisation = r.achieved_tflops / r.peak_tflops;
     double macs = 0, cap = 0;

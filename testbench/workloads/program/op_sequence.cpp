@@ -227,7 +227,13 @@ std::vector<core::sem_wait> op_sequence::barrier_waits(const std::vector<op_id>&
     return w;
 }
 
-std::vector<std::vector<core::core_program>> op_sequence::finish() {
+op_sequence::op_id op_sequence::owner_of(const std::vector<std::pair<size_t, op_id>>& list, size_t index) {
+    auto it = std::upper_bound(list.begin(), list.end(), index,
+                               [](size_t i, const std::pair<size_t, op_id>& e) { return i < e.first; });
+    return it == list.begin() ? NONE : std::prev(it)->second;
+}
+
+std::vector<std::vector<core::core_program>> op_sequence::finish(owner_map* owners) {
     // DMA queues: a block per stream (the most any of its operations uses, plus the sync queue), streams in order.
     uint32_t streams = 0;
     for (const auto& o : m_ops) streams = std::max(streams, o.stream + 1);
@@ -240,14 +246,31 @@ std::vector<std::vector<core::core_program>> op_sequence::finish() {
         for (auto& p : chip) p.dma.resize(base[streams]);
     for (auto& chip : out)
         for (auto& p : chip) p.semaphores = m_next_fresh;
+    if (owners) owners->assign(m_L.chips, std::vector<std::vector<std::vector<std::pair<size_t, op_id>>>>(m_L.cores));
     const uint64_t R = core::core_config::SEM_REGISTER_BYTES;
     for (auto& o : m_ops) {
         const std::vector<core::sem_wait> gate = barrier_waits(o.after);
         for (uint32_t k = 0; k < m_L.cores; ++k) {
             auto& dst = out[o.chip][k];
             auto& src = o.progs[k];
+            const op_id id = op_id(&o - m_ops.data());
+            const size_t queues = 3 + dst.dma.size();
+            auto own = [&](size_t queue, size_t first, op_id who) {
+                if (!owners) return;
+                auto& l = (*owners)[o.chip][k];
+                if (l.size() < queues) l.resize(queues);
+                auto& v = l[queue];
+                if (v.empty() || v.back().second != who) v.emplace_back(first, who);
+            };
+            auto queue_of = [&](const std::vector<core::instruction>& to) -> size_t {
+                if (&to == &dst.te) return 0;
+                if (&to == &dst.vector) return 1 + dst.dma.size();
+                if (&to == &dst.scalar) return 2 + dst.dma.size();
+                return 1 + size_t(&to - dst.dma.data());
+            };
             auto append = [&](std::vector<core::instruction>& to, std::vector<core::instruction>& from) {
                 if (from.empty()) return;
+                own(queue_of(to), to.size(), id);
                 from.front().waits.insert(from.front().waits.end(), gate.begin(), gate.end());
                 for (auto& in : from) to.push_back(std::move(in));
             };
@@ -258,6 +281,7 @@ std::vector<std::vector<core::core_program>> op_sequence::finish() {
             // The barrier: once this core's part (and the operation's dependencies) are done, one register write
             // to every core of the chip.
             auto& sync = dst.dma[base[o.stream] + width[o.stream]];
+            own(queue_of(sync), sync.size(), NONE);
             for (uint32_t j = 0; j < m_L.cores; ++j) {
                 core::instruction in;
                 in.op = core::opcode::dma;
@@ -273,7 +297,7 @@ std::vector<std::vector<core::core_program>> op_sequence::finish() {
             src = core::core_program();
         }
     }
-    m_ops.clear();
+    for (auto& o : m_ops) o.progs.clear();  // names, chips and streams stay for the caller
     return out;
 }
 

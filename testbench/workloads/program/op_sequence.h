@@ -69,8 +69,16 @@ public:
     // The first semaphore no operation of any chip has taken yet.
     uint32_t sem_first() const;
 
-    // The merged programs, [chip][core]. The sequence is spent afterwards.
-    std::vector<std::vector<core::core_program>> finish();
+    // Which operation an instruction belongs to: owners[chip][core][queue] lists (first index, op) in index order,
+    // queues numbered as neuron_core numbers them (0 the Tensor Engine, 1.. the DMA queues, then Vector, Scalar).
+    // Barrier writes belong to no operation (op NONE).
+    using owner_map = std::vector<std::vector<std::vector<std::vector<std::pair<size_t, op_id>>>>>;
+    static constexpr op_id NONE = UINT32_MAX;
+    // The merged programs, [chip][core]; `owners` (optional) filled. The sequence is spent afterwards.
+    std::vector<std::vector<core::core_program>> finish(owner_map* owners = nullptr);
+    // The operation owning instruction `index` of a queue's owner list (NONE if none).
+    static op_id owner_of(const std::vector<std::pair<size_t, op_id>>& list, size_t index);
+    uint32_t stream_of(op_id o) const { return m_ops.at(o).stream; }
 
     size_t operations() const { return m_ops.size(); }
     const std::string& name_of(op_id o) const { return m_ops.at(o).name; }
@@ -105,7 +113,6 @@ private:
     // [chip][stream][core][j]: the count local semaphore j of the stream's region has reached.
     std::vector<std::vector<std::vector<std::vector<uint64_t>>>> m_local;
     std::vector<std::vector<uint64_t>> m_barrier_uses;  // [chip][stream]: barriers so far
-    static constexpr op_id NONE = UINT32_MAX;
 };
 
 }  // namespace trnsim::tb

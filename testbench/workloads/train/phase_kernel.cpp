@@ -603,6 +603,21 @@ void check_outputs(platform::chip& chip, const phase_spec& s, const phase_plan& 
 
 }  // namespace
 
+std::vector<core::core_program> compile_phase(const platform::chip_config& cc, const phase_spec& s, uint64_t* hbm_bytes) {
+    const phase_plan pl = plan_phase(cc, s);
+    uint64_t instructions = 0;
+    std::vector<core::core_program> progs;
+    for (uint32_t c = 0; c < pl.cores; ++c) progs.push_back(emit_core(cc, s, pl, c, instructions));
+    if (hbm_bytes) {
+        const auto es = [&](const hbm_tensor& t) { return t.d.fp32 ? 4 : numerics::size_of(s.dtype); };
+        uint64_t top = 0;
+        for (const auto& t : pl.hbm) top = std::max(top, t.addr + elements(s, t) * es(t));
+        if (pl.norm_bwd) top = std::max(top, pl.dgain_addr + pl.row_tiles * s.cols * 4);
+        *hbm_bytes = top - (cc.hbm_base + s.hbm_offset);
+    }
+    return progs;
+}
+
 phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s, const tb::sim_options& opt) {
     const auto& cc = cfg.chip;
     const phase_plan pl = plan_phase(cc, s);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "models/core/instruction.h"
 #include "models/numerics/dtype.h"
 #include "platforms/config/platform_config.h"
 #include "testbench/sim_run.h"
@@ -50,6 +51,11 @@ struct phase_result {
     std::vector<phase_check> checks;
     bool memory_bound() const { return min_time_hbm_ns >= engine_ns; }
 };
+
+// The phase's program for every core of a chip like `cc` (its tensors from hbm_base + s.hbm_offset), and the HBM
+// bytes its tensors span from there. Throws std::invalid_argument as run_phase does for a shape it cannot map.
+std::vector<core::core_program> compile_phase(const platform::chip_config& cc, const phase_spec& s,
+                                              uint64_t* hbm_bytes = nullptr);
 
 // Functional runs (cfg.functional) fill the inputs with seeded values and check every output; timing-only runs
 // move no data. Throws std::invalid_argument for a phase that cannot be mapped (zero size, a row that does not fit SBUF).

@@ -1,0 +1,72 @@
+// One training step simulated whole on a platform of full chips (issue 42): every chip runs its own instruction
+// streams for the step, all chips in one simulation, timing-only.
+//
+// What a chip runs (pipeline parallelism 1: every chip runs every layer), in the order of docs/training.md:
+//   for each micro-batch: the embedding gather (+ its tensor-parallel all-reduce), the forward pass of every layer,
+//   the LM head; then the head's backward and every layer's backward, last layer first; the operations of
+//   layer_plan.h, each lowered to the chip's instructions as the composed step simulates it on its own (GEMMs by
+//   the GEMM compiler, vector phases by phase_kernel, tensor-parallel all-reduces by the collective lowering over
+//   every tp group at once, on the chips' DMA queues and semaphores);
+//   the data-parallel gradient all-reduce of each layer (every dp group at once) on a stream of its own, issued as
+//   soon as that layer's backward of the last micro-batch is done and running beside the backward of the layers
+//   below it, one bucket after another; the embedding/head bucket after the whole backward;
+//   Adam on every layer's parameters and the head's once every bucket is reduced.
+// Operations on one stream run one after another on a chip, with a barrier between them (op_sequence.h); an
+// attention GEMM of several heads is one operation whose heads' programs run side by side, heads rotated over the
+// cores. Buffers: every operation has its own HBM region (a ring over the chip's HBM; timing-only runs move no data).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "platforms/cluster/cluster.h"
+#include "platforms/config/platform_config.h"
+#include "testbench/sim_run.h"
+#include "testbench/workloads/train/train_run.h"
+
+namespace trnsim::train {
+
+struct whole_options {
+    collective::algo tp_algo = collective::algo::bidir_ring, dp_algo = collective::algo::bidir_ring;
+    tb::sim_options sim;
+    // Called once the platform is built, before time 0 (a timeline attaches here).
+    std::function<void(platform::multichip_platform&)> on_platform;
+};
+
+struct whole_span {
+    std::string name;   // "L3 bwd.qkv.dgrad", "bucket layer 3", "adam layer 3"
+    std::string kind;   // gemm | phase | tp_allreduce | dp_allreduce | adam
+    uint32_t micro_batch = 0;
+    double begin_ns = 0, end_ns = 0;
+};
+
+struct whole_result {
+    double step_ns = 0;                 // time 0 to the last completion on any chip
+    uint32_t critical_chip = 0;         // the chip that finished last
+    // Breakdown of the critical chip's step, measured from its instructions (sums to step_ns): the spans of its
+    // GEMMs, vector phases (embedding, norms, softmax, RoPE, SwiGLU, residuals, the head's), tensor-parallel
+    // all-reduces and Adam; the data-parallel gradients' exposed part (last bucket done after the last backward
+    // operation); and the rest: the barriers between operations and time waiting for other chips.
+    double gemm_ns = 0, phase_ns = 0, tp_ns = 0, optimizer_ns = 0, dp_exposed_ns = 0, sync_ns = 0;
+    double backward_end_ns = 0, dp_end_ns = 0;  // critical chip: last backward operation, last bucket
+    double tokens_per_s = 0, mfu = 0;
+    uint64_t operations = 0;            // over all chips
+    uint64_t barrier_writes = 0;
+    uint64_t instructions = 0;          // over all chips and cores
+    std::vector<whole_span> spans;      // the critical chip's operations (micro-batch 0 and the step's end)
+    double setup_wall_s = 0, wall_s = 0;
+    nlohmann::json to_json() const;
+};
+
+// What --whole refuses, checked before anything runs (std::invalid_argument naming the option).
+void check_whole(const platform::platform_config& cfg, const parallel_plan& p);
+
+// Throws std::invalid_argument naming the option for what --whole cannot run (light chips, pp > 1, a Vector
+// Engine reduce beside compute), or a shape the chip cannot map, or buffers that do not fit HBM.
+whole_result run_whole_step(const platform::platform_config& cfg, const model_spec& m, const parallel_plan& p,
+                            const whole_options& opt);
+
+}  // namespace trnsim::train
