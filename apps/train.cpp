@@ -19,8 +19,8 @@ const char* TRAIN_USAGE = R"(trnsim train [--platform NAME | --config FILE] [--s
              --model NAME|FILE --dp D --tp T --pp P [--micro-batch B] [--global-batch G] [--steps N]
              [--tp-algo ring|bidir_ring] [--dp-algo ring|bidir_ring] [--no-replay [--max-host-gib G]] [--jobs J]
              [--whole] [--timeline FILE.json] [--stats FILE.json] [--quiet]
-  one training step of a Llama-style model (configs/models: llama-7b, llama-70b, tiny; or a JSON file) on a server
-  or cluster platform: tensor parallelism over T chips, pipeline parallelism over P stages (1F1B over the
+  one training step of a Llama-style model (configs/models: llama-7b, llama-70b, llama-7b-2layers, tiny; or a JSON
+  file) on a server or cluster platform: tensor parallelism over T chips, pipeline parallelism over P stages (1F1B over the
   micro-batches), data parallelism over D replicas with the gradient all-reduce overlapping backward; D*T*P must
   equal the platform's chips. Every distinct operation (GEMMs, vector phases, Adam on the full chip model; group
   all-reduces and pipeline sends on the whole platform) is simulated once, timing-only, and replayed for every
@@ -46,7 +46,7 @@ const option_set TRAIN_OPTIONS = {{"platform", "config", "set", "config-dir", "m
 
 int cmd_train(const args& a) {
     a.no_positional();
-    if (!a.has("model")) throw usage_error("--model is required (llama-7b, llama-70b, tiny, or a JSON file)");
+    if (!a.has("model")) throw usage_error("--model is required (llama-7b, llama-70b, llama-7b-2layers, tiny, or a JSON file)");
     for (const char* k : {"stats", "timeline"})
         if (a.has(k)) check_writable(std::string("--") + k, a.str(k, ""));
     const std::string dir = a.config_dir();
@@ -145,6 +145,8 @@ int cmd_train(const args& a) {
     out << "    compute-bound operations (GEMMs, phases)     " << pct(r.compute_ns) << "\n";
     out << "    memory-bound operations (HBM bound)          " << pct(r.memory_ns) << "\n";
     out << "    exposed communication: tp all-reduces        " << pct(r.tp_exposed_ns) << "\n";
+    out << "    barriers between operations                  " << pct(r.sync_ns)
+        << fmt("  (%.2f us each)\n", r.barrier_ns * 1e-3);
     out << "    exposed communication: dp gradients          " << pct(r.dp_exposed_ns) << "\n";
     out << "    pipeline bubble (incl. waiting for sends)    " << pct(r.bubble_ns) << "\n";
     out << "    optimizer (Adam)                             " << pct(r.optimizer_ns) << "\n";

@@ -238,8 +238,11 @@ TEST_CASE("replay gives the same step as simulating every operation on its own")
     CHECK(rep.dp_exposed_ns == Approx(full.dp_exposed_ns).epsilon(1e-12));
     for (uint32_t s = 0; s < 2; ++s) CHECK(rep.stages[s].end_ns == Approx(full.stages[s].end_ns).epsilon(1e-12));
     // The breakdown adds up to the step.
-    CHECK(rep.compute_ns + rep.memory_ns + rep.tp_exposed_ns + rep.bubble_ns + rep.dp_exposed_ns + rep.optimizer_ns ==
+    CHECK(rep.compute_ns + rep.memory_ns + rep.tp_exposed_ns + rep.sync_ns + rep.bubble_ns + rep.dp_exposed_ns +
+              rep.optimizer_ns ==
           Approx(rep.step_ns).epsilon(1e-9));
+    CHECK(rep.sync_ns > 0);
+    CHECK(rep.barrier_ns > 0);
     CHECK(rep.mfu > 0);
     CHECK(rep.mfu < 1);
 }
@@ -268,16 +271,16 @@ TEST_CASE("a step simulated whole runs every operation on every chip, gradient b
     const uint64_t per_chip = M * per_mb + (m.layers + 1) /* buckets */ + (m.layers + 1) /* Adam */;
     CHECK(w.operations == 8 * per_chip);
     CHECK(w.barrier_writes == w.operations * 8 * 8);
-    // Every operation of the critical chip ran: micro-batch 0's operations, the buckets and Adam have spans.
-    CHECK(w.spans.size() == per_mb + 2 * (m.layers + 1));
+    // Every operation on every chip ran and has a span.
+    CHECK(w.spans.size() == w.operations);
     for (const auto& s : w.spans) {
-        INFO(s.name);
+        INFO(s.name << " on chip " << s.chip);
         CHECK(s.end_ns > s.begin_ns);
     }
     // The first gradient bucket starts before the backward pass ends (the overlap), the buckets end after it.
     double first_bucket = 1e300;
     for (const auto& s : w.spans)
-        if (s.kind == "dp_allreduce") first_bucket = std::min(first_bucket, s.begin_ns);
+        if (s.kind == "dp_allreduce" && s.chip == w.critical_chip) first_bucket = std::min(first_bucket, s.begin_ns);
     CHECK(first_bucket < w.backward_end_ns);
     CHECK(w.dp_end_ns > first_bucket);
     // The breakdown is measured and adds up; every part is there.
@@ -287,11 +290,11 @@ TEST_CASE("a step simulated whole runs every operation on every chip, gradient b
     CHECK(w.optimizer_ns > 0);
     CHECK(w.sync_ns > 0);
     CHECK(w.gemm_ns + w.phase_ns + w.tp_ns + w.optimizer_ns + w.dp_exposed_ns + w.sync_ns == Approx(w.step_ns));
-    // The composed step against the whole one (docs/training.md, "The composed step against the whole step"):
-    // measured -11.7 % (the barriers between operations, which the composition leaves out, against the attention
-    // heads it runs one after another). Held within 15 % until the composition is corrected.
+    // The composed step against the whole one (docs/training.md, "The composed step against the whole step"): within
+    // 5 % (measured -4.6 %; -11.7 % before the composition counted the barriers and ran the heads side by side).
     INFO("composed " << composed.step_ns << " ns, whole " << w.step_ns << " ns");
-    CHECK(std::abs(composed.step_ns / w.step_ns - 1) < 0.15);
+    CHECK(std::abs(composed.step_ns / w.step_ns - 1) < 0.05);
+    CHECK(composed.sync_ns > 0);
 }
 
 TEST_CASE("what a step simulated whole cannot run is refused naming the option") {

@@ -73,7 +73,8 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
         if (!plat.all_full())
             throw std::invalid_argument("chips.full: a collective needs every chip of the platform to be a full chip "
                                         "(chips.model: \"full\") or every one light; this platform mixes them");
-        const lowering_layout L = full_chip_layout(cfg, s);
+        lowering_layout L = full_chip_layout(cfg, s);
+        if (opt.copy_piece) L.copy_piece = opt.copy_piece;
         lowered_collective low = lower(s, L);
         size_t to_spawn = 0;
         for (const auto& chip_programs : low.programs)

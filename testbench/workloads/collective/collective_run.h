@@ -23,6 +23,8 @@ struct collective_options {
     // Full chips: called once the platform is built, before time 0 (observers attach here: a timeline gives each
     // chip a track group of its own, with its links).
     std::function<void(platform::multichip_platform&)> on_platform;
+    // Full chips: copies cut in DMA instructions of at most this many bytes (0: lowering_layout's default).
+    uint64_t copy_piece = 0;
 };
 
 struct collective_result {

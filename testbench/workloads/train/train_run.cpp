@@ -19,6 +19,7 @@
 #include "testbench/forked.h"
 #include "testbench/workloads/train/phase_kernel.h"
 #include "testbench/workloads/train/pipeline.h"
+#include "testbench/workloads/train/whole_step.h"
 #include "tlm/trace_events.h"
 
 namespace trnsim::train {
@@ -30,21 +31,22 @@ using json = nlohmann::json;
 
 // What one simulation computes.
 struct sim_req {
-    std::string kind;  // gemm | phase | tp_allreduce | dp_allreduce | send
+    std::string kind;  // gemm | phase | tp_allreduce | dp_allreduce | send | barrier
     uint64_t m = 0, k = 0, n = 0;
+    uint32_t count = 1;  // gemm: heads side by side (whole_step.h)
     phase_kind ph = phase_kind::add;
     uint64_t rows = 0, cols = 0, offset = 0;
     uint64_t bytes = 0;
     std::string use;  // the first operation that needs it ("bwd.norm1"), for messages
     std::string key() const {
         std::ostringstream o;
-        o << kind << ' ' << m << ' ' << k << ' ' << n << ' ' << int(ph) << ' ' << rows << ' ' << cols << ' '
+        o << kind << ' ' << m << ' ' << k << ' ' << n << ' ' << count << ' ' << int(ph) << ' ' << rows << ' ' << cols << ' '
           << offset << ' ' << bytes;
         return o.str();
     }
     std::string what() const {
         std::ostringstream o;
-        if (kind == "gemm") o << "gemm " << m << "x" << k << "x" << n;
+        if (kind == "gemm") o << "gemm " << m << "x" << k << "x" << n << (count > 1 ? " x" + std::to_string(count) + " side by side" : "");
         else if (kind == "phase") o << "phase " << name_of(ph) << " " << rows << "x" << cols;
         else o << kind << " " << bytes << " B";
         return o.str();
@@ -105,7 +107,9 @@ json train_result::to_json() const {
                 {"model_flops", model_flops},
                 {"peak_tflops_per_chip", peak_tflops_per_chip},
                 {"mfu", mfu},
+                {"barrier_ns", barrier_ns},
                 {"breakdown_ns", {{"compute", compute_ns}, {"memory_bound", memory_ns}, {"tp_comm", tp_exposed_ns},
+                                  {"sync", sync_ns},
                                   {"pipeline_bubble", bubble_ns}, {"dp_comm_exposed", dp_exposed_ns},
                                   {"optimizer", optimizer_ns}}},
                 {"critical_stage", critical_stage},
@@ -184,7 +188,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
     };
     auto req_of = [&](const layer_op& o) {
         sim_req q;
-        if (o.k == layer_op::kind::gemm) q.kind = "gemm", q.m = o.m, q.k = o.kk, q.n = o.n;
+        if (o.k == layer_op::kind::gemm) q.kind = "gemm", q.m = o.m, q.k = o.kk, q.n = o.n, q.count = o.count;
         else if (o.k == layer_op::kind::phase) q.kind = "phase", q.ph = o.phase, q.rows = o.rows, q.cols = o.cols;
         else q.kind = "tp_allreduce", q.bytes = o.bytes;
         q.use = o.name;
@@ -259,6 +263,12 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
         for (uint32_t l = 0; l < L; ++l) adam[s].push_back(adam_req(lp.layer_params_per_chip));
         if (s == 0 || s == S - 1) adam[s].push_back(adam_req(lp.head_params_per_chip * ((S == 1) ? 2 : 1)));
     }
+    size_t barrier_req;
+    {
+        sim_req q;
+        q.kind = "barrier";
+        barrier_req = need(q);
+    }
     if (S > 1) {
         sim_req q;
         q.kind = "send";
@@ -292,6 +302,39 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
         jobs.push_back([&cfg, &tcfg, &m, &opt, &tp_groups, &dp_groups, &sends, &phase_of, q]() -> json {
             tb::sim_options so;
             so.progress_after_s = 0;
+            if (q.kind == "barrier") {
+                const auto t0 = clock_type::now();
+                const double ns = barrier_ns(tcfg, so);
+                return {{"ns", ns}, {"wall_s", std::chrono::duration<double>(clock_type::now() - t0).count()},
+                        {"hbm_bytes", 0}, {"memory_bound", false}};
+            }
+            if (q.kind == "gemm" && q.count > 1) {
+                // The heads side by side over the cores, as the whole step runs them: one instance's share.
+                tb::gemm_spec g;
+                g.m = q.m, g.k = q.k, g.n = q.n, g.dtype = m.dtype;
+                uint64_t next = 4096;
+                auto progs = heads_side_by_side(tcfg.chip, g, q.count, [&](uint64_t bytes) {
+                    const uint64_t at = next;
+                    next += (bytes + 4095) & ~uint64_t(4095);
+                    if (next > tcfg.chip.hbm.capacity_bytes)
+                        throw std::invalid_argument("operation " + q.use + ": " + std::to_string(q.count) +
+                                                    " heads' operands do not fit a chip's HBM");
+                    return at;
+                });
+                const auto t0 = clock_type::now();
+                const chip_run run = simulate_on_chip(tcfg, std::move(progs), so);
+                // Memory-bound as gemm_figures decides: the operands' bytes at peak HBM bandwidth against the FLOPs
+                // at peak.
+                const double operands = double(q.count) * (double(q.m * q.k + q.k * q.n) * numerics::size_of(m.dtype) +
+                                                           double(q.m * q.n) * 4);
+                const double peak = tb::chip_peak_tflops(tcfg.chip, m.dtype);
+                const double flops = 2.0 * double(q.m) * double(q.k) * double(q.n) * q.count;
+                return {{"ns", run.ns / q.count},
+                        {"wall_s", std::chrono::duration<double>(clock_type::now() - t0).count()},
+                        {"hbm_bytes", run.hbm_bytes / q.count},
+                        {"memory_bound", operands / tcfg.chip.hbm.bandwidth_gbps >= flops / (peak * 1e3)},
+                        {"peak_tflops", peak}};
+            }
             if (q.kind == "gemm") {
                 tb::gemm_spec g;
                 g.m = q.m, g.k = q.k, g.n = q.n, g.dtype = m.dtype;
@@ -322,6 +365,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
             tb::collective_options co;
             co.check = false;
             co.sim = so;
+            co.copy_piece = COLLECTIVE_COPY_PIECE;
             const auto cr = tb::run_schedule(tcfg, sch, co);
             return {{"ns", cr.sim_ns}, {"wall_s", cr.wall_s}, {"hbm_bytes", 0}, {"memory_bound", false}};
         });
@@ -369,14 +413,20 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
     r.adam_head = cost({nullptr, adam[0].back()});
     for (const auto& j : res)
         if (j.contains("peak_tflops")) r.peak_tflops_per_chip = j["peak_tflops"].get<double>();
-    r.send_ns = S > 1 ? ns_of(send_req) : 0;
+    // Every operation is followed by a barrier before the next one starts (op_sequence.h: the whole step's
+    // synchronisation, measured on the chip), counted apart as "sync".
+    const double barrier = ns_of(barrier_req);
+    r.barrier_ns = barrier;
+    r.send_ns = S > 1 ? ns_of(send_req) + barrier : 0;
 
     // Operation times by category.
     struct tally {
-        double total = 0, compute = 0, memory = 0, tp = 0;
+        double barrier;
+        double total = 0, compute = 0, memory = 0, tp = 0, sync = 0;
         void add(const op_cost& c) {
             const double t = c.ns * c.count;
-            total += t;
+            total += t + barrier;
+            sync += barrier;
             if (c.kind == "tp_allreduce") tp += t;
             else if (c.memory_bound) memory += t;
             else compute += t;
@@ -388,10 +438,10 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
     // Durations: F[s][i], B[s][i]; the backward's layer times (for gradient buckets) of the last micro-batch.
     r.stages.resize(S);
     std::vector<std::vector<double>> F(S, std::vector<double>(M)), B(S, std::vector<double>(M));
-    std::vector<tally> busy(S);
+    std::vector<tally> busy(S, tally{barrier});
     for (uint32_t s = 0; s < S; ++s)
         for (uint64_t i = 0; i < M; ++i) {
-            tally f, b;
+            tally f{barrier}, b{barrier};
             sum(fwd[s][i].embed, f);
             for (const auto& l : fwd[s][i].layers) sum(l, f);
             sum(fwd[s][i].head, f);
@@ -400,13 +450,14 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
             F[s][i] = f.total, B[s][i] = b.total;
             for (const tally* t : {&f, &b}) {
                 busy[s].total += t->total, busy[s].compute += t->compute;
-                busy[s].memory += t->memory, busy[s].tp += t->tp;
+                busy[s].memory += t->memory, busy[s].tp += t->tp, busy[s].sync += t->sync;
             }
             if (i == 0) {
                 r.stages[s].fwd_ns = f.total, r.stages[s].bwd_ns = b.total;
                 r.stages[s].compute_ns = f.compute + b.compute;
                 r.stages[s].memory_ns = f.memory + b.memory;
                 r.stages[s].tp_ns = f.tp + b.tp;
+                r.stages[s].sync_ns = f.sync + b.sync;
             }
         }
 
@@ -420,14 +471,14 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
         st.bubble_ns = st.pipeline_end_ns - busy[s].total;
         const auto& last = bwd[s][M - 1];
         double t = st.spans.back().begin_ns, comm = 0;
-        tally h;
+        tally h{barrier};
         sum(last.head, h);
         t += h.total;
         std::vector<double> ready;
         const bool own_head = s == S - 1, own_embed = s == 0;
         double head_ready = own_head ? t : 0;
         for (uint32_t l = 0; l < L; ++l) {
-            tally lt;
+            tally lt{barrier};
             sum(last.layers[l], lt);
             t += lt.total;
             ready.push_back(t);
@@ -441,14 +492,14 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
             for (size_t k = 0; k < by_ready.size(); ++k) by_ready[k] = k;
             std::stable_sort(by_ready.begin(), by_ready.end(), [&](size_t a, size_t b) { return ready[a] < ready[b]; });
             for (size_t k : by_ready) {
-                const double b = std::max(ready[k], comm), e = b + ns_of(buckets[s][k]);
+                const double b = std::max(ready[k], comm), e = b + ns_of(buckets[s][k]) + barrier;
                 st.dp_buckets.push_back({k < L ? "layer " + std::to_string(s * L + L - 1 - k) : "embedding/head", b, e});
                 comm = e;
             }
         }
         st.dp_end_ns = comm;
         st.dp_exposed_ns = std::max(0.0, comm - st.pipeline_end_ns);
-        for (size_t q : adam[s]) st.optimizer_ns += ns_of(q);
+        for (size_t q : adam[s]) st.optimizer_ns += ns_of(q) + barrier;
         st.end_ns = std::max(st.pipeline_end_ns, st.dp_end_ns) + st.optimizer_ns;
         if (st.end_ns > r.step_ns) r.step_ns = st.end_ns, r.critical_stage = s;
     }
@@ -469,6 +520,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
     r.compute_ns = busy[r.critical_stage].compute;
     r.memory_ns = busy[r.critical_stage].memory;
     r.tp_exposed_ns = busy[r.critical_stage].tp;
+    r.sync_ns = busy[r.critical_stage].sync;
     r.bubble_ns = cs.bubble_ns;
     r.dp_exposed_ns = cs.dp_exposed_ns;
     r.optimizer_ns = cs.optimizer_ns;
@@ -504,7 +556,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
                                 const double e = at + c.ns * c.count;
                                 w.span(ops, prefix + c.name, c.kind, ps(at), ps(e),
                                        tlmx::trace_args().str("sim", c.what).num("count", uint64_t(c.count)));
-                                at = e;
+                                at = e + barrier;
                             }
                         };
                         if (sp.kind == 'F') {

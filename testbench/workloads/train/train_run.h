@@ -35,6 +35,10 @@
 
 namespace trnsim::train {
 
+// On full chips, a step's collectives cut their copies in DMA instructions of at most 1 MiB (the composed step's
+// and the whole step's alike; whole_step.h says why).
+constexpr uint64_t COLLECTIVE_COPY_PIECE = uint64_t(1) << 20;
+
 struct train_options {
     bool replay = true;
     unsigned jobs = 2;                      // simulations running at once
@@ -63,6 +67,7 @@ struct stage_result {
     double fwd_ns = 0, bwd_ns = 0;          // one micro-batch (all layers of the stage, head / embedding included)
     double compute_ns = 0, memory_ns = 0, tp_ns = 0;  // of fwd + bwd per micro-batch: compute-bound ops,
                                                       // memory-bound ops, tensor-parallel all-reduces
+    double sync_ns = 0;                     // the barriers after those operations (one each)
     double pipeline_end_ns = 0;             // the stage's last backward
     double bubble_ns = 0;                   // pipeline_end - busy (idle: warm-up, cool-down, waiting for sends)
     double dp_end_ns = 0, dp_exposed_ns = 0;  // last gradient bucket reduced; the part after the last backward
@@ -95,8 +100,10 @@ struct train_result {
     double model_flops = 0;                 // per step, all chips
     double peak_tflops_per_chip = 0;        // dense, model dtype
     double mfu = 0;
-    // Breakdown of the critical stage's step (sums to step_ns).
-    double compute_ns = 0, memory_ns = 0, tp_exposed_ns = 0, bubble_ns = 0, dp_exposed_ns = 0, optimizer_ns = 0;
+    // Breakdown of the critical stage's step (sums to step_ns); sync: the barriers between the passes' operations.
+    double compute_ns = 0, memory_ns = 0, tp_exposed_ns = 0, sync_ns = 0, bubble_ns = 0, dp_exposed_ns = 0,
+           optimizer_ns = 0;
+    double barrier_ns = 0;                  // one barrier between two operations (simulated on the chip)
     uint32_t critical_stage = 0;
     double send_ns = 0;                     // one pipeline send (all pairs at once)
     double hbm_capacity_bytes = 0;          // per chip

@@ -20,26 +20,31 @@ namespace {
 
 using op_id = tb::op_sequence::op_id;
 
-// HBM regions for the operations' buffers: a ring over the chip's HBM above the first page (the barrier writes'
-// signal word). Offsets from the HBM base.
+// HBM regions for the operations' buffers: a ring over [first, last) of the chip's HBM. Offsets from the HBM base.
 class hbm_ring {
 public:
-    explicit hbm_ring(uint64_t capacity) : m_cap(capacity) {}
+    hbm_ring(uint64_t first, uint64_t last) : m_first(first), m_last(last), m_next(first) {}
     uint64_t take(uint64_t bytes, const std::string& what) {
         bytes = (bytes + 4095) & ~uint64_t(4095);
-        if (bytes > m_cap - PAGE)
+        if (m_first >= m_last || bytes > m_last - m_first)
             throw std::invalid_argument("operation " + what + ": its buffers (" + std::to_string(bytes >> 20) +
-                                        " MiB) do not fit a chip's HBM (chip.hbm.capacity_gib)");
-        if (m_next + bytes > m_cap) m_next = PAGE;
+                                        " MiB) do not fit a chip's HBM beside the collectives' (chip.hbm.capacity_gib)");
+        if (m_next + bytes > m_last) m_next = m_first;
         const uint64_t at = m_next;
         m_next += bytes;
         return at;
     }
-    static constexpr uint64_t PAGE = 4096;
 
 private:
-    uint64_t m_cap, m_next = PAGE;
+    uint64_t m_first, m_last, m_next;
 };
+
+constexpr uint64_t PAGE = 4096;
+// HBM a collective's buffers take (full_chip_layout: input, output, scratch, the signal word; 4 KiB aligned).
+uint64_t collective_bytes(const collective::schedule& s) {
+    auto align = [](uint64_t v) { return (v + PAGE - 1) & ~(PAGE - 1); };
+    return align(s.input_bytes) + align(s.output_bytes) + align(s.scratch_bytes) + PAGE;
+}
 
 // Appends program b to a on the same core: b's semaphores above a's, its instructions after a's in every queue.
 void append_program(core::core_program& a, core::core_program&& b) {
@@ -67,11 +72,42 @@ struct op_meta {
 
 }  // namespace
 
+std::vector<core::core_program> heads_side_by_side(const platform::chip_config& cc, const tb::gemm_spec& g,
+                                                   uint32_t count, const std::function<uint64_t(uint64_t)>& take) {
+    std::vector<core::core_program> out(cc.cores);
+    for (uint32_t j = 0; j < count; ++j) {
+        tb::gemm_layout l = tb::plan_layout(g, cc);
+        const uint64_t at = take(l.c_addr + l.c_bytes - cc.hbm_base);
+        l.a_addr += at, l.b_addr += at, l.c_addr += at;
+        auto progs = tb::compile_gemm(g, l, cc, 0, j % cc.cores);
+        for (uint32_t k = 0; k < cc.cores; ++k) append_program(out[k], std::move(progs[k]));
+    }
+    return out;
+}
+
+chip_run simulate_on_chip(const platform::platform_config& cfg, std::vector<core::core_program> programs,
+                          const tb::sim_options& opt) {
+    platform::chip chip("chip0", cfg.chip);
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    for (uint32_t k = 0; k < cfg.chip.cores; ++k) chip.cores[k]->load(std::move(programs[k]));
+    tb::run_to_completion(tb::make_chip_probe(chip), opt);
+    auto stats = chip.stats().flatten();
+    return {tb::last_completion(chip).to_seconds() * 1e9, stats["chip0.hbm.bytes_read"] + stats["chip0.hbm.bytes_written"]};
+}
+
+double barrier_ns(const platform::platform_config& cfg, const tb::sim_options& opt) {
+    constexpr uint32_t N = 32;
+    tb::op_sequence seq(tb::chip_sequence_layout(cfg.chip, 1, cfg.chip.hbm_base));
+    for (uint32_t i = 0; i < N; ++i) seq.add(0, 0, std::vector<core::core_program>(cfg.chip.cores), {}, "empty");
+    auto progs = seq.finish();
+    return simulate_on_chip(cfg, std::move(progs[0]), opt).ns / N;
+}
+
 nlohmann::json whole_result::to_json() const {
     nlohmann::json sp = nlohmann::json::array();
     for (const auto& x : spans)
-        sp.push_back({{"name", x.name}, {"kind", x.kind}, {"micro_batch", x.micro_batch}, {"begin_ns", x.begin_ns},
-                      {"end_ns", x.end_ns}});
+        sp.push_back({{"name", x.name}, {"kind", x.kind}, {"chip", x.chip}, {"micro_batch", x.micro_batch},
+                      {"begin_ns", x.begin_ns}, {"end_ns", x.end_ns}});
     return {{"step_ns", step_ns}, {"critical_chip", critical_chip}, {"tokens_per_s", tokens_per_s}, {"mfu", mfu},
             {"breakdown_ns", {{"gemm", gemm_ns}, {"phase", phase_ns}, {"tp_comm", tp_ns}, {"optimizer", optimizer_ns},
                               {"dp_comm_exposed", dp_exposed_ns}, {"sync", sync_ns}}},
@@ -123,8 +159,30 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
         for (uint32_t d = 0; d < p.dp; ++d) dp_groups.back().push_back(rank(t, d));
     }
 
-    hbm_ring ring(cc.hbm.capacity_bytes);
-    const uint64_t signal_word = cc.hbm_base;  // the first page: 8 readable bytes for the barrier writes
+    // HBM: the collectives of each stream in a region of their own from the bottom of HBM (the tp all-reduces at the
+    // HBM base, where the composed step's collective simulations place them: with the XOR-folded channel hash, the
+    // same all-reduce took 352 us at some placements and up to 986 us at others, docs/training.md), then the other
+    // operations' buffers in a ring, the last page for the barrier writes' signal word.
+    auto schedule_of = [&](const std::vector<std::vector<uint32_t>>& groups, collective::algo a, uint64_t bytes) {
+        collective::params cp;
+        cp.o = collective::op::allreduce;
+        cp.a = a;
+        cp.dt = m.dtype;
+        cp.bytes = bytes;
+        return collective::build_groups(mc.topo, groups, cp);
+    };
+    const size_t elt = numerics::size_of(m.dtype);
+    const uint64_t region1 = p.tp > 1 ? collective_bytes(schedule_of(tp_groups, opt.tp_algo, lp.activation_bytes)) : 0;
+    const uint64_t region2 =
+        p.dp > 1 ? collective_bytes(schedule_of(dp_groups, opt.dp_algo,
+                                                std::max(lp.layer_params_per_chip, 2 * lp.head_params_per_chip) * elt))
+                 : 0;
+    const uint64_t coll_base[2] = {0, region1};
+    if (region1 + region2 + PAGE > cc.hbm.capacity_bytes)
+        throw std::invalid_argument("the step's collectives need " + std::to_string((region1 + region2) >> 20) +
+                                    " MiB of a chip's HBM (chip.hbm.capacity_gib)");
+    hbm_ring ring(region1 + region2, cc.hbm.capacity_bytes - PAGE);
+    const uint64_t signal_word = cc.hbm_base + cc.hbm.capacity_bytes - PAGE;
     tb::op_sequence seq(tb::chip_sequence_layout(cc, n, signal_word));
     std::vector<op_meta> meta;
     auto note = [&](const std::vector<op_id>& ids, const op_meta& mm) {
@@ -144,16 +202,7 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
     auto gemm_programs = [&](const layer_op& o) {
         tb::gemm_spec g;
         g.m = o.m, g.k = o.kk, g.n = o.n, g.dtype = m.dtype;
-        std::vector<core::core_program> out(C);
-        for (uint32_t j = 0; j < o.count; ++j) {
-            tb::gemm_layout l = tb::plan_layout(g, cc);
-            const uint64_t at = ring.take(l.c_addr + l.c_bytes - cc.hbm_base, o.name);
-            l.a_addr += at, l.b_addr += at, l.c_addr += at;
-            // Heads side by side: each instance starts on the core after the previous one's first.
-            auto progs = tb::compile_gemm(g, l, cc, 0, j % C);
-            for (uint32_t k = 0; k < C; ++k) append_program(out[k], std::move(progs[k]));
-        }
-        return out;
+        return heads_side_by_side(cc, g, o.count, [&](uint64_t bytes) { return ring.take(bytes, o.name); });
     };
     auto phase_programs = [&](phase_kind kind, uint64_t rows, uint64_t cols, const std::string& name) {
         phase_spec ps;
@@ -169,16 +218,15 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
     };
     auto allreduce = [&](uint32_t stream, const std::vector<std::vector<uint32_t>>& groups, collective::algo a,
                          uint64_t bytes, const std::vector<std::vector<op_id>>& after, const op_meta& mm) {
-        collective::params cp;
-        cp.o = collective::op::allreduce;
-        cp.a = a;
-        cp.dt = m.dtype;
-        cp.bytes = bytes;
-        const collective::schedule s = collective::build_groups(mc.topo, groups, cp);
-        const uint64_t need = s.input_bytes + s.output_bytes + s.scratch_bytes + 4 * 4096;
-        tb::lowering_layout lay = tb::full_chip_layout(cfg, s, cc.hbm_base + ring.take(need, mm.name));
+        const collective::schedule s = schedule_of(groups, a, bytes);
+        // The stream's collective region (every collective of a stream runs after the previous one has finished).
+        tb::lowering_layout lay = tb::full_chip_layout(cfg, s, cc.hbm_base + coll_base[stream]);
         lay.sem_first = seq.sem_first();
         lay.notify_landing = true;
+        // Copies in pieces of 1 MiB: an engine serves its descriptors in order, so a copy of a whole gradient bucket
+        // in one instruction (16 descriptors of megabytes) would hold every DMA engine of its core for milliseconds
+        // in front of the compute's loads (measured: a backward residual add of 37 us took 6.3 ms behind one).
+        lay.copy_piece = COLLECTIVE_COPY_PIECE;
         tb::lowered_collective low = tb::lower(s, lay);
         const auto ids = seq.add_all(stream, std::move(low.programs),
                                      after.empty() ? std::vector<std::vector<op_id>>(n) : after, mm.name);
@@ -202,8 +250,6 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
     // The step, micro-batch by micro-batch.
     const bool dp = p.dp > 1;
     std::vector<op_id> last_bucket;
-    std::vector<std::vector<op_id>> bucket_after(n);
-    const size_t elt = numerics::size_of(m.dtype);
     auto bucket = [&](uint64_t params, const std::vector<op_id>& ready, const std::string& name) {
         std::vector<std::vector<op_id>> after(n);
         for (uint32_t c = 0; c < n; ++c) after[c] = {ready[c]};
@@ -290,6 +336,7 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
     }
     r.step_ns = chip_end;
     for (op_id o = 0; o < meta.size(); ++o) {
+        if (end[o] > 0) r.spans.push_back({meta[o].name, meta[o].kind, seq.chip_of(o), meta[o].micro_batch, begin[o], end[o]});
         if (seq.chip_of(o) != r.critical_chip || end[o] == 0) continue;
         const auto& mm = meta[o];
         const double t = end[o] - begin[o];
@@ -299,8 +346,6 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
         else if (mm.kind == "adam") r.optimizer_ns += t;
         else if (mm.kind == "dp_allreduce") r.dp_end_ns = std::max(r.dp_end_ns, end[o]);
         if (mm.backward && mm.kind != "dp_allreduce") r.backward_end_ns = std::max(r.backward_end_ns, end[o]);
-        if (mm.micro_batch == 0 || mm.kind == "dp_allreduce" || mm.kind == "adam")
-            r.spans.push_back({mm.name, mm.kind, mm.micro_batch, begin[o], end[o]});
     }
     r.dp_exposed_ns = std::max(0.0, r.dp_end_ns - r.backward_end_ns);
     r.sync_ns = r.step_ns - (r.gemm_ns + r.phase_ns + r.tp_ns + r.optimizer_ns + r.dp_exposed_ns);

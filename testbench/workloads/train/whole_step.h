@@ -25,6 +25,7 @@
 #include "platforms/cluster/cluster.h"
 #include "platforms/config/platform_config.h"
 #include "testbench/sim_run.h"
+#include "testbench/workloads/gemm/gemm.h"
 #include "testbench/workloads/train/train_run.h"
 
 namespace trnsim::train {
@@ -39,7 +40,7 @@ struct whole_options {
 struct whole_span {
     std::string name;   // "L3 bwd.qkv.dgrad", "bucket layer 3", "adam layer 3"
     std::string kind;   // gemm | phase | tp_allreduce | dp_allreduce | adam
-    uint32_t micro_batch = 0;
+    uint32_t chip = 0, micro_batch = 0;
     double begin_ns = 0, end_ns = 0;
 };
 
@@ -56,10 +57,26 @@ struct whole_result {
     uint64_t operations = 0;            // over all chips
     uint64_t barrier_writes = 0;
     uint64_t instructions = 0;          // over all chips and cores
-    std::vector<whole_span> spans;      // the critical chip's operations (micro-batch 0 and the step's end)
+    std::vector<whole_span> spans;      // every operation on every chip, in the order they were added
     double setup_wall_s = 0, wall_s = 0;
     nlohmann::json to_json() const;
 };
+
+// Pieces the composed step shares with the whole step (one way to build each, so the two agree).
+// An attention GEMM's `count` heads side by side as one program per core: head j's operands and C in a region of
+// their own, taken by `take(bytes)` (an offset from the HBM base), its blocks starting on core j mod cores.
+std::vector<core::core_program> heads_side_by_side(const platform::chip_config& cc, const tb::gemm_spec& g,
+                                                   uint32_t count, const std::function<uint64_t(uint64_t)>& take);
+// Runs per-core programs on one chip of cfg (its first chip's model, timing as configured): the simulated time of
+// the last completion (ns) and the HBM bytes read and written. One per process (SystemC elaborates once).
+struct chip_run {
+    double ns = 0, hbm_bytes = 0;
+};
+chip_run simulate_on_chip(const platform::platform_config& cfg, std::vector<core::core_program> programs,
+                          const tb::sim_options& opt);
+// The cost of one barrier between two operations on a chip (op_sequence.h): a chain of empty operations on one chip
+// simulated, its time divided by their number (ns).
+double barrier_ns(const platform::platform_config& cfg, const tb::sim_options& opt);
 
 // What --whole refuses, checked before anything runs (std::invalid_argument naming the option).
 void check_whole(const platform::platform_config& cfg, const parallel_plan& p);
