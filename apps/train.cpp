@@ -26,7 +26,7 @@ const char* TRAIN_USAGE = R"(trnsim train [--platform NAME | --config FILE] [--s
   all-reduces and pipeline sends on the whole platform) is simulated once, timing-only, and replayed for every
   layer, micro-batch and chip that runs it (--no-replay simulates each use on its own: small models only).
   Reports step time, tokens/s, MFU, the time breakdown and the operations; --timeline writes every chip's step as
-  a Chrome/Perfetto trace. --whole (full chips: --set chips.model=full, --pp 1) also simulates the step whole, every
+  a Chrome/Perfetto trace. --whole (full chips: --set chips.model=full) also simulates the step whole, every
   chip running its own instruction streams in one simulation (the gradient all-reduces beside the backward pass:
   --set chip.collective_reduce=dma), and compares it with the composed step; --timeline then records every chip's
   engines and queues. defaults: --platform trn2-ultraserver-64 --micro-batch 1, the model's global batch,
@@ -221,7 +221,7 @@ int cmd_train(const args& a) {
         out << "    tp all-reduces                               " << wpct(w.tp_ns) << "\n";
         out << "    exposed communication: dp gradients          " << wpct(w.dp_exposed_ns) << "\n";
         out << "    optimizer (Adam)                             " << wpct(w.optimizer_ns) << "\n";
-        out << "    barriers between operations, waiting         " << wpct(w.sync_ns) << "\n";
+        out << "    barriers, waiting (bubble, sends, other chips)" << wpct(w.sync_ns).substr(1) << "\n";
         out << fmt("  whole run       %llu operations, %llu barrier writes, %llu instructions; %.1f s wall (%.1f s "
                    "building the programs and the platform)\n",
                    (unsigned long long)w.operations, (unsigned long long)w.barrier_writes,

@@ -303,9 +303,36 @@ TEST_CASE("what a step simulated whole cannot run is refused naming the option")
     REQUIRE_THROWS_WITH(check_whole(load("ring-8"), p), Catch::Contains("chips must be full chips (--set chips.model=full)"));
     REQUIRE_THROWS_WITH(check_whole(load("ring-8", {"chips.model=full"}), p),
                         Catch::Contains("--set chip.collective_reduce=dma"));
-    p.pp = 2, p.tp = 2;
-    REQUIRE_THROWS_WITH(check_whole(load("ring-8", {"chips.model=full", "chip.collective_reduce=dma"}), p),
-                        Catch::Contains("--whole --pp 2"));
-    p.pp = 1, p.tp = 8, p.dp = 1;
+    p.tp = 8, p.dp = 1;
     REQUIRE_NOTHROW(check_whole(load("ring-8", {"chips.model=full"}), p));
+}
+
+TEST_CASE("a step simulated whole with two pipeline stages runs 1F1B with its sends, near the composed step") {
+    const auto cfg = load("ring-8", {"chips.model=full", "chip.collective_reduce=dma"});
+    auto m = tiny();
+    m.global_batch = 4;
+    parallel_plan p;
+    p.dp = 2, p.tp = 2, p.pp = 2;
+    train_options o;
+    o.quiet = true;
+    const auto composed = run_train(cfg, m, p, o);
+    whole_options wo;
+    wo.sim.progress_after_s = 0;
+    const whole_result w = run_whole_step(cfg, m, p, wo);
+    // Stage 0 (chip of rank 0) runs F0 F1 B0 B1; stage 1 runs F0 B0 F1 B1; each stage's first forward waits for the
+    // activations sent by the stage before.
+    const auto place = snake_placement(cfg.multichip.topo);
+    auto first = [&](uint32_t chip, const std::string& name, uint32_t mb) {
+        for (const auto& s : w.spans)
+            if (s.chip == chip && s.name == name && s.micro_batch == mb) return s;
+        FAIL("no span " << name << " of micro-batch " << mb << " on chip " << chip);
+        return whole_span{};
+    };
+    const uint32_t s0 = place[0], s1 = place[p.tp * p.dp];  // rank 0 of stage 0 and of stage 1
+    CHECK(first(s0, "L0 fwd.norm1", 1).begin_ns < first(s0, "L1 bwd.norm1", 0).begin_ns);  // F1 before B0
+    CHECK(first(s1, "L3 bwd.norm1", 0).end_ns < first(s1, "L2 fwd.norm1", 1).begin_ns);    // B0 before F1
+    CHECK(first(s1, "L2 fwd.norm1", 0).begin_ns > first(s0, "send F0 to stage 1", 0).end_ns);
+    CHECK(first(s0, "L1 bwd.residual2", 0).begin_ns > first(s1, "send B0 to stage 0", 0).end_ns);
+    INFO("composed " << composed.step_ns << " ns, whole " << w.step_ns << " ns");
+    CHECK(std::abs(composed.step_ns / w.step_ns - 1) < 0.05);  // measured -4.3 %
 }

@@ -157,10 +157,21 @@ op_sequence::op_id op_sequence::add(uint32_t chip, uint32_t stream, std::vector<
 std::vector<op_sequence::op_id> op_sequence::add_all(uint32_t stream,
                                                      std::vector<std::vector<core::core_program>> programs,
                                                      const std::vector<std::vector<op_id>>& after,
-                                                     const std::string& name) {
+                                                     const std::string& name, const std::vector<uint32_t>& members) {
     if (programs.size() != m_L.chips || after.size() != m_L.chips)
         throw std::invalid_argument("operation '" + name + "': programs and dependencies for " +
                                     std::to_string(m_L.chips) + " chips expected");
+    std::vector<bool> member(m_L.chips, members.empty());
+    for (uint32_t c : members) {
+        if (c >= m_L.chips) throw std::invalid_argument("operation '" + name + "': no chip " + std::to_string(c));
+        member[c] = true;
+    }
+    for (uint32_t c = 0; c < m_L.chips; ++c)
+        if (!member[c])
+            for (const auto& p : programs[c])
+                if (!p.empty())
+                    throw std::invalid_argument("operation '" + name + "' has instructions on chip " +
+                                                std::to_string(c) + ", which is not one of its chips");
     const uint32_t first = sem_first();
     // Register writes into every core by the operation, from any chip.
     std::vector<std::vector<std::vector<uint64_t>>> remote(m_L.chips, std::vector<std::vector<uint64_t>>(m_L.cores));
@@ -178,6 +189,9 @@ std::vector<op_sequence::op_id> op_sequence::add_all(uint32_t stream,
                         throw std::invalid_argument("operation '" + name + "' signals chip " + std::to_string(tc) +
                                                     " semaphore " + std::to_string(s) + ", outside its own (from " +
                                                     std::to_string(first) + ")");
+                    if (!member[tc])
+                        throw std::invalid_argument("operation '" + name + "' signals chip " + std::to_string(tc) +
+                                                    ", which is not one of its chips");
                     auto& v = remote[tc][tk];
                     if (v.size() <= s) v.resize(s + 1, 0);
                     ++v[s];
@@ -194,8 +208,9 @@ std::vector<op_sequence::op_id> op_sequence::add_all(uint32_t stream,
         throw std::invalid_argument("operation '" + name + "' needs semaphores up to " + std::to_string(top) +
                                     " with the operations before it, more than a core's " +
                                     std::to_string(m_L.max_semaphores) + " registers");
-    std::vector<op_id> ids;
+    std::vector<op_id> ids(m_L.chips, NONE);
     for (uint32_t c = 0; c < m_L.chips; ++c) {
+        if (!member[c]) continue;
         for (op_id a : after[c])
             if (a >= m_ops.size() || m_ops[a].chip != c)
                 throw std::invalid_argument("operation '" + name + "' on chip " + std::to_string(c) +
@@ -215,7 +230,7 @@ std::vector<op_sequence::op_id> op_sequence::add_all(uint32_t stream,
         r.progs = std::move(programs[c]);
         r.after = after[c];
         finish_counts(r, done, std::vector<std::vector<uint64_t>>(m_L.cores), remote[c], top);
-        ids.push_back(push(std::move(r)));
+        ids[c] = push(std::move(r));
     }
     m_next_fresh = top;
     return ids;

@@ -61,11 +61,13 @@ public:
     // Throws std::invalid_argument naming the operation if it does not fit (core count, semaphores).
     op_id add(uint32_t chip, uint32_t stream, std::vector<core::core_program> progs, const std::vector<op_id>& after,
               const std::string& name);
-    // An operation on every chip at once whose programs were built with semaphores from sem_first() (a lowered
+    // An operation on several chips at once whose programs were built with semaphores from sem_first() (a lowered
     // collective: its remote signals name registers on other chips). programs[chip][core]; after[chip] as for add().
-    // Returns the operation of each chip.
+    // `members` (empty: every chip): the chips it runs on; the others' programs must be empty and their streams do
+    // not see it. Returns the operation of each chip (NONE for a chip that is not a member).
     std::vector<op_id> add_all(uint32_t stream, std::vector<std::vector<core::core_program>> programs,
-                               const std::vector<std::vector<op_id>>& after, const std::string& name);
+                               const std::vector<std::vector<op_id>>& after, const std::string& name,
+                               const std::vector<uint32_t>& members = {});
     // The first semaphore no operation of any chip has taken yet.
     uint32_t sem_first() const;
 

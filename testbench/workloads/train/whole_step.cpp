@@ -13,6 +13,7 @@
 #include "testbench/workloads/gemm/gemm.h"
 #include "testbench/workloads/program/op_sequence.h"
 #include "testbench/workloads/train/phase_kernel.h"
+#include "testbench/workloads/train/pipeline.h"
 
 namespace trnsim::train {
 
@@ -124,9 +125,6 @@ void check_whole(const platform::platform_config& cfg, const parallel_plan& p) {
     if (!mc.all_full())
         throw std::invalid_argument("--whole runs every chip's own instruction streams: the platform's chips must be "
                                     "full chips (--set chips.model=full)");
-    if (p.pp > 1)
-        throw std::invalid_argument("--whole --pp " + std::to_string(p.pp) + ": the pipeline sends between stages are "
-                                    "not lowered yet; --whole runs --pp 1");
     if (p.dp > 1 && cfg.chip.collective_reduce != platform::chip_config::reduce_engine::dma)
         throw std::invalid_argument("--whole --dp " + std::to_string(p.dp) + ": the gradient all-reduces run beside the "
                                     "backward pass, so they must reduce on the DMA engines, not on the Vector Engine "
@@ -147,17 +145,30 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
     const layer_plan lp = plan_layer(m, p);
     const uint32_t L = m.layers;
     const uint64_t M = p.micro_batches(m);
+    const uint32_t S = p.pp, LS = L / S;  // stages, layers per stage
     const std::vector<uint32_t> place = snake_placement(mc.topo);
-    auto rank = [&](uint32_t t, uint32_t d) { return place[t + p.tp * d]; };
-    std::vector<std::vector<uint32_t>> tp_groups, dp_groups;
-    for (uint32_t d = 0; d < p.dp; ++d) {
-        tp_groups.emplace_back();
-        for (uint32_t t = 0; t < p.tp; ++t) tp_groups.back().push_back(rank(t, d));
+    auto rank = [&](uint32_t t, uint32_t d, uint32_t st) { return place[t + p.tp * (d + p.dp * st)]; };
+    // Per stage: its chips, its tp groups, its dp groups; the pipeline pairs between stage s and s + 1.
+    std::vector<std::vector<uint32_t>> stage_chips(S);
+    std::vector<std::vector<std::vector<uint32_t>>> tp_groups(S), dp_groups(S);
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> pairs(S);
+    for (uint32_t st = 0; st < S; ++st) {
+        for (uint32_t d = 0; d < p.dp; ++d) {
+            tp_groups[st].emplace_back();
+            for (uint32_t t = 0; t < p.tp; ++t) {
+                tp_groups[st].back().push_back(rank(t, d, st));
+                stage_chips[st].push_back(rank(t, d, st));
+                if (st + 1 < S) pairs[st].emplace_back(rank(t, d, st), rank(t, d, st + 1));
+            }
+        }
+        for (uint32_t t = 0; t < p.tp; ++t) {
+            dp_groups[st].emplace_back();
+            for (uint32_t d = 0; d < p.dp; ++d) dp_groups[st].back().push_back(rank(t, d, st));
+        }
     }
-    for (uint32_t t = 0; t < p.tp; ++t) {
-        dp_groups.emplace_back();
-        for (uint32_t d = 0; d < p.dp; ++d) dp_groups.back().push_back(rank(t, d));
-    }
+    std::vector<uint32_t> stage_of(n);
+    for (uint32_t st = 0; st < S; ++st)
+        for (uint32_t c : stage_chips[st]) stage_of[c] = st;
 
     // HBM: the collectives of each stream in a region of their own from the bottom of HBM (the tp all-reduces at the
     // HBM base, where the composed step's collective simulations place them: with the XOR-folded channel hash, the
@@ -171,31 +182,45 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
         cp.bytes = bytes;
         return collective::build_groups(mc.topo, groups, cp);
     };
+    auto sends_of = [&](uint32_t st, bool forward) {  // stage st -> st + 1 (forward) or st + 1 -> st
+        std::vector<std::pair<uint32_t, uint32_t>> v = pairs[st];
+        if (!forward)
+            for (auto& pr : v) std::swap(pr.first, pr.second);
+        return collective::build_sends(mc.topo, v, lp.activation_bytes);
+    };
     const size_t elt = numerics::size_of(m.dtype);
-    const uint64_t region1 = p.tp > 1 ? collective_bytes(schedule_of(tp_groups, opt.tp_algo, lp.activation_bytes)) : 0;
-    const uint64_t region2 =
-        p.dp > 1 ? collective_bytes(schedule_of(dp_groups, opt.dp_algo,
-                                                std::max(lp.layer_params_per_chip, 2 * lp.head_params_per_chip) * elt))
-                 : 0;
-    const uint64_t coll_base[2] = {0, region1};
-    if (region1 + region2 + PAGE > cc.hbm.capacity_bytes)
-        throw std::invalid_argument("the step's collectives need " + std::to_string((region1 + region2) >> 20) +
+    // Streams: 0 the passes, 1 the gradient buckets, 2 the forward sends, 3 the backward sends.
+    uint64_t region[4] = {0, 0, 0, 0};
+    if (p.tp > 1) region[0] = collective_bytes(schedule_of(tp_groups[0], opt.tp_algo, lp.activation_bytes));
+    if (p.dp > 1)
+        region[1] = collective_bytes(schedule_of(dp_groups[0], opt.dp_algo,
+                                                 std::max(lp.layer_params_per_chip, 2 * lp.head_params_per_chip) * elt));
+    if (S > 1) region[2] = region[3] = collective_bytes(sends_of(0, true));
+    uint64_t coll_base[4], top = 0;
+    for (int k = 0; k < 4; ++k) coll_base[k] = top, top += region[k];
+    if (top + PAGE > cc.hbm.capacity_bytes)
+        throw std::invalid_argument("the step's collectives need " + std::to_string(top >> 20) +
                                     " MiB of a chip's HBM (chip.hbm.capacity_gib)");
-    hbm_ring ring(region1 + region2, cc.hbm.capacity_bytes - PAGE);
+    hbm_ring ring(top, cc.hbm.capacity_bytes - PAGE);
     const uint64_t signal_word = cc.hbm_base + cc.hbm.capacity_bytes - PAGE;
-    tb::op_sequence seq(tb::chip_sequence_layout(cc, n, signal_word));
+    tb::sequence_layout sl = tb::chip_sequence_layout(cc, n, signal_word);
+    sl.streams = 4;
+    tb::op_sequence seq(sl);
     std::vector<op_meta> meta;
     auto note = [&](const std::vector<op_id>& ids, const op_meta& mm) {
         for (op_id id : ids) {
+            if (id == tb::op_sequence::NONE) continue;
             if (meta.size() <= id) meta.resize(id + 1);
             meta[id] = mm;
         }
     };
-    // A local operation on every chip (the same programs: every chip of a stage runs the same shapes).
-    auto add_local = [&](uint32_t stream, const std::vector<core::core_program>& progs,
+    // A local operation on every chip of stage st (the same programs: a stage's chips run the same shapes);
+    // ids[chip] (NONE off the stage).
+    using per_chip = std::vector<op_id>;
+    auto add_local = [&](uint32_t st, const std::vector<core::core_program>& progs,
                          const std::vector<std::vector<op_id>>& after, const op_meta& mm) {
-        std::vector<op_id> ids;
-        for (uint32_t c = 0; c < n; ++c) ids.push_back(seq.add(c, stream, progs, after.empty() ? std::vector<op_id>{} : after[c], mm.name));
+        per_chip ids(n, tb::op_sequence::NONE);
+        for (uint32_t c : stage_chips[st]) ids[c] = seq.add(c, 0, progs, after.empty() ? std::vector<op_id>{} : after[c], mm.name);
         note(ids, mm);
         return ids;
     };
@@ -216,10 +241,9 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
             throw std::invalid_argument("model " + m.name + ", operation " + name + ": " + e.what());
         }
     };
-    auto allreduce = [&](uint32_t stream, const std::vector<std::vector<uint32_t>>& groups, collective::algo a,
-                         uint64_t bytes, const std::vector<std::vector<op_id>>& after, const op_meta& mm) {
-        const collective::schedule s = schedule_of(groups, a, bytes);
-        // The stream's collective region (every collective of a stream runs after the previous one has finished).
+    // A collective (schedule s) on the chips `members`, on `stream`, in the stream's HBM region.
+    auto collective_op = [&](uint32_t stream, const collective::schedule& s, const std::vector<uint32_t>& members,
+                             const std::vector<std::vector<op_id>>& after, const op_meta& mm) {
         tb::lowering_layout lay = tb::full_chip_layout(cfg, s, cc.hbm_base + coll_base[stream]);
         lay.sem_first = seq.sem_first();
         lay.notify_landing = true;
@@ -229,57 +253,119 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
         lay.copy_piece = COLLECTIVE_COPY_PIECE;
         tb::lowered_collective low = tb::lower(s, lay);
         const auto ids = seq.add_all(stream, std::move(low.programs),
-                                     after.empty() ? std::vector<std::vector<op_id>>(n) : after, mm.name);
+                                     after.empty() ? std::vector<std::vector<op_id>>(n) : after, mm.name, members);
         note(ids, mm);
         return ids;
     };
-    auto run_op = [&](const layer_op& o, const std::string& prefix, uint32_t mb, bool bwd) {
+    // One operation of a pass on stage st; `first_after`: what the pass's first operation waits for (a receive).
+    auto run_op = [&](uint32_t st, const layer_op& o, const std::string& prefix, uint32_t mb, bool bwd,
+                      std::vector<std::vector<op_id>>& first_after) {
         op_meta mm{prefix + o.name, "", mb, bwd};
+        std::vector<std::vector<op_id>> after;
+        after.swap(first_after);
         if (o.k == layer_op::kind::gemm) {
             mm.kind = "gemm";
-            return add_local(0, gemm_programs(o), {}, mm);
+            return add_local(st, gemm_programs(o), after, mm);
         }
         if (o.k == layer_op::kind::phase) {
             mm.kind = "phase";
-            return add_local(0, phase_programs(o.phase, o.rows, o.cols, mm.name), {}, mm);
+            return add_local(st, phase_programs(o.phase, o.rows, o.cols, mm.name), after, mm);
         }
         mm.kind = "tp_allreduce";
-        return allreduce(0, tp_groups, opt.tp_algo, o.bytes, {}, mm);
+        return collective_op(0, schedule_of(tp_groups[st], opt.tp_algo, o.bytes), stage_chips[st], after, mm);
     };
 
-    // The step, micro-batch by micro-batch.
-    const bool dp = p.dp > 1;
-    std::vector<op_id> last_bucket;
-    auto bucket = [&](uint64_t params, const std::vector<op_id>& ready, const std::string& name) {
-        std::vector<std::vector<op_id>> after(n);
-        for (uint32_t c = 0; c < n; ++c) after[c] = {ready[c]};
-        last_bucket = allreduce(1, dp_groups, opt.dp_algo, params * elt, after, {name, "dp_allreduce", uint32_t(M - 1), true});
+    // The passes in an order every stage's 1F1B order keeps (stage s's F(i) after stage s - 1's, B(i) after stage
+    // s + 1's): the 1F1B schedule of unit passes, by start time.
+    struct pass_event {
+        double at;
+        uint32_t stage;
+        char kind;
+        uint32_t mb;
     };
-    std::vector<op_id> last;
-    for (uint64_t i = 0; i < M; ++i) {
-        const uint32_t mb = uint32_t(i);
-        for (const auto& o : lp.embed_fwd) last = run_op(o, "", mb, false);
-        for (uint32_t l = 0; l < L; ++l)
-            for (const auto& o : lp.fwd) last = run_op(o, "L" + std::to_string(l) + " ", mb, false);
-        for (const auto& o : lp.head_fwd) last = run_op(o, "", mb, false);
-        for (const auto& o : lp.head_bwd) last = run_op(o, "", mb, true);
-        for (uint32_t l = L; l-- > 0;) {
-            for (const auto& o : lp.bwd) last = run_op(o, "L" + std::to_string(l) + " ", mb, true);
-            if (dp && i + 1 == M) bucket(lp.layer_params_per_chip, last, "bucket layer " + std::to_string(l));
-        }
+    std::vector<pass_event> order;
+    {
+        const auto spans = schedule_1f1b(std::vector<std::vector<double>>(S, std::vector<double>(M, 1.0)),
+                                         std::vector<std::vector<double>>(S, std::vector<double>(M, 1.0)), 0.0);
+        for (uint32_t st = 0; st < S; ++st)
+            for (const auto& sp : spans[st]) order.push_back({sp.begin_ns, st, sp.kind, sp.micro_batch});
+        std::stable_sort(order.begin(), order.end(), [](const pass_event& a, const pass_event& b) {
+            return a.at != b.at ? a.at < b.at : a.stage < b.stage;
+        });
     }
-    if (dp) bucket(lp.head_params_per_chip * 2, last, "bucket embedding/head");
-    // Adam once every gradient is reduced (gradient clipping needs them all), after the backward on stream 0.
-    std::vector<std::vector<op_id>> adam_after(n);
-    for (uint32_t c = 0; c < n; ++c)
-        if (dp) adam_after[c] = {last_bucket[c]};
-    auto adam = [&](uint64_t params, const std::string& name) {
-        const uint64_t cols = (params + 127) / 128;
-        add_local(0, phase_programs(phase_kind::adam, 128, cols, name), adam_after, {name, "adam", uint32_t(M - 1), false});
-        for (auto& a : adam_after) a.clear();  // the stream orders the rest
+    const bool dp = p.dp > 1;
+    // The sends into each stage, per micro-batch (ids per chip): activations forward, gradients backward.
+    std::vector<std::vector<per_chip>> recv_fwd(S, std::vector<per_chip>(M)), recv_bwd(S, std::vector<per_chip>(M));
+    std::vector<per_chip> last_bucket(S);
+    auto bucket = [&](uint32_t st, uint64_t params, const per_chip& ready, const std::string& name) {
+        std::vector<std::vector<op_id>> after(n);
+        for (uint32_t c : stage_chips[st]) after[c] = {ready[c]};
+        last_bucket[st] = collective_op(1, schedule_of(dp_groups[st], opt.dp_algo, params * elt), stage_chips[st], after,
+                                        {name, "dp_allreduce", uint32_t(M - 1), true});
     };
-    for (uint32_t l = L; l-- > 0;) adam(lp.layer_params_per_chip, "adam layer " + std::to_string(l));
-    adam(lp.head_params_per_chip * 2, "adam embedding/head");
+    std::vector<per_chip> stage_last(S);  // each stage's last operation so far
+    for (const auto& ev : order) {
+        const uint32_t st = ev.stage, mb = ev.mb;
+        per_chip last;
+        std::vector<std::vector<op_id>> first_after;
+        auto waits_on = [&](const per_chip& recv) {
+            first_after.assign(n, {});
+            for (uint32_t c : stage_chips[st]) first_after[c] = {recv[c]};
+        };
+        auto layer_name = [&](uint32_t l) { return "L" + std::to_string(st * LS + l) + " "; };
+        if (ev.kind == 'F') {
+            if (st > 0) waits_on(recv_fwd[st][mb]);
+            if (st == 0)
+                for (const auto& o : lp.embed_fwd) last = run_op(st, o, "", mb, false, first_after);
+            for (uint32_t l = 0; l < LS; ++l)
+                for (const auto& o : lp.fwd) last = run_op(st, o, layer_name(l), mb, false, first_after);
+            if (st == S - 1)
+                for (const auto& o : lp.head_fwd) last = run_op(st, o, "", mb, false, first_after);
+            if (st + 1 < S) {
+                std::vector<std::vector<op_id>> after(n);
+                for (uint32_t c : stage_chips[st]) after[c] = {last[c]};
+                std::vector<uint32_t> members = stage_chips[st];
+                members.insert(members.end(), stage_chips[st + 1].begin(), stage_chips[st + 1].end());
+                recv_fwd[st + 1][mb] = collective_op(2, sends_of(st, true), members, after,
+                                                 {"send F" + std::to_string(mb) + " to stage " + std::to_string(st + 1),
+                                                  "send", mb, false});
+            }
+        } else {
+            if (st + 1 < S) waits_on(recv_bwd[st][mb]);
+            if (st == S - 1)
+                for (const auto& o : lp.head_bwd) last = run_op(st, o, "", mb, true, first_after);
+            for (uint32_t l = LS; l-- > 0;) {
+                for (const auto& o : lp.bwd) last = run_op(st, o, layer_name(l), mb, true, first_after);
+                if (dp && mb + 1 == M) bucket(st, lp.layer_params_per_chip, last, "bucket layer " + std::to_string(st * LS + l));
+            }
+            if (st > 0) {
+                std::vector<std::vector<op_id>> after(n);
+                for (uint32_t c : stage_chips[st]) after[c] = {last[c]};
+                std::vector<uint32_t> members = stage_chips[st - 1];
+                members.insert(members.end(), stage_chips[st].begin(), stage_chips[st].end());
+                recv_bwd[st - 1][mb] = collective_op(3, sends_of(st - 1, false), members, after,
+                                                 {"send B" + std::to_string(mb) + " to stage " + std::to_string(st - 1),
+                                                  "send", mb, true});
+            }
+        }
+        stage_last[st] = last;
+    }
+    // The embedding's and the head's gradients (stage 0 and the last stage) after the stage's backward; Adam once
+    // every gradient of the stage is reduced (gradient clipping needs them all), after the backward on stream 0.
+    for (uint32_t st = 0; st < S; ++st) {
+        const uint64_t ends = (st == 0 ? 1 : 0) + (st == S - 1 ? 1 : 0);
+        if (dp && ends) bucket(st, lp.head_params_per_chip * ends, stage_last[st], st == 0 && S > 1 ? "bucket embedding" : st == 0 ? "bucket embedding/head" : "bucket head");
+        std::vector<std::vector<op_id>> adam_after(n);
+        if (dp)
+            for (uint32_t c : stage_chips[st]) adam_after[c] = {last_bucket[st][c]};
+        auto adam = [&](uint64_t params, const std::string& name) {
+            const uint64_t cols = (params + 127) / 128;
+            add_local(st, phase_programs(phase_kind::adam, 128, cols, name), adam_after, {name, "adam", uint32_t(M - 1), false});
+            for (auto& a : adam_after) a.clear();  // the stream orders the rest
+        };
+        for (uint32_t l = LS; l-- > 0;) adam(lp.layer_params_per_chip, "adam layer " + std::to_string(st * LS + l));
+        if (ends) adam(lp.head_params_per_chip * ends, S == 1 ? "adam embedding/head" : st == 0 ? "adam embedding" : "adam head");
+    }
 
     whole_result r;
     r.operations = seq.operations();

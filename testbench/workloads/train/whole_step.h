@@ -1,9 +1,11 @@
 // One training step simulated whole on a platform of full chips (issue 42): every chip runs its own instruction
 // streams for the step, all chips in one simulation, timing-only.
 //
-// What a chip runs (pipeline parallelism 1: every chip runs every layer), in the order of docs/training.md:
-//   for each micro-batch: the embedding gather (+ its tensor-parallel all-reduce), the forward pass of every layer,
-//   the LM head; then the head's backward and every layer's backward, last layer first; the operations of
+// What a chip runs, in the order of docs/training.md: its stage's passes in 1F1B order (pp 1: for each micro-batch
+//   the forward then the backward): a forward is the embedding gather (+ its tensor-parallel all-reduce) on the first
+//   stage, the forward of the stage's layers, the LM head on the last stage; a backward the head's backward on the
+//   last stage and the stage's layers' backward, last layer first; the activations and their gradients sent between
+//   neighbouring stages (every (data, tensor) rank's pair at once, on streams of their own); the operations of
 //   layer_plan.h, each lowered to the chip's instructions as the composed step simulates it on its own (GEMMs by
 //   the GEMM compiler, vector phases by phase_kernel, tensor-parallel all-reduces by the collective lowering over
 //   every tp group at once, on the chips' DMA queues and semaphores);
@@ -81,8 +83,8 @@ double barrier_ns(const platform::platform_config& cfg, const tb::sim_options& o
 // What --whole refuses, checked before anything runs (std::invalid_argument naming the option).
 void check_whole(const platform::platform_config& cfg, const parallel_plan& p);
 
-// Throws std::invalid_argument naming the option for what --whole cannot run (light chips, pp > 1, a Vector
-// Engine reduce beside compute), or a shape the chip cannot map, or buffers that do not fit HBM.
+// Throws std::invalid_argument naming the option for what --whole cannot run (light chips, a Vector Engine reduce
+// beside compute), or a shape the chip cannot map, or buffers that do not fit HBM.
 whole_result run_whole_step(const platform::platform_config& cfg, const model_spec& m, const parallel_plan& p,
                             const whole_options& opt);
 
