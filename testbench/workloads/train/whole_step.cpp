@@ -170,10 +170,10 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
     for (uint32_t st = 0; st < S; ++st)
         for (uint32_t c : stage_chips[st]) stage_of[c] = st;
 
-    // HBM: the collectives of each stream in a region of their own from the bottom of HBM (the tp all-reduces at the
-    // HBM base, where the composed step's collective simulations place them: with the XOR-folded channel hash, the
-    // same all-reduce took 352 us at some placements and up to 986 us at others, docs/training.md), then the other
-    // operations' buffers in a ring, the last page for the barrier writes' signal word.
+    // HBM: the collectives of each stream in a region of their own from the bottom of HBM, placed as the composed
+    // step's collective simulations place them (with the XOR-folded channel hash the same all-reduce took 352 us at
+    // some placements and up to 986 us at others, docs/training.md), then the other operations' buffers in a ring,
+    // the last page for the barrier writes' signal word.
     auto schedule_of = [&](const std::vector<std::vector<uint32_t>>& groups, collective::algo a, uint64_t bytes) {
         collective::params cp;
         cp.o = collective::op::allreduce;
@@ -196,8 +196,16 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
         region[1] = collective_bytes(schedule_of(dp_groups[0], opt.dp_algo,
                                                  std::max(lp.layer_params_per_chip, 2 * lp.head_params_per_chip) * elt));
     if (S > 1) region[2] = region[3] = collective_bytes(sends_of(0, true));
-    uint64_t coll_base[4], top = 0;
-    for (int k = 0; k < 4; ++k) coll_base[k] = top, top += region[k];
+    // Each region starts at a multiple of a power of two at least as large as the largest: below that power every
+    // address has the channel it would have at the HBM base, up to a fixed permutation (the hash folds the bits
+    // above onto the channel bits), so each collective meets the channel conflicts of its composed simulation.
+    uint64_t align = PAGE, coll_base[4], top = 0;
+    for (uint64_t r : region)
+        while (align < r) align *= 2;
+    for (int k = 0; k < 4; ++k) {
+        coll_base[k] = top;
+        if (region[k]) top += align;
+    }
     if (top + PAGE > cc.hbm.capacity_bytes)
         throw std::invalid_argument("the step's collectives need " + std::to_string(top >> 20) +
                                     " MiB of a chip's HBM (chip.hbm.capacity_gib)");
