@@ -149,6 +149,16 @@ core::instruction parse_dma(const node& n, uint32_t sems, const address_reader& 
     d.src_plane_stride = n.get_int("src_plane_stride", 0, INT64_MIN, INT64_MAX);
     d.dst_plane_stride = n.get_int("dst_plane_stride", 0, INT64_MIN, INT64_MAX);
     want_checksum = n.get_bool("checksum", false);
+    if (n.has("reduce")) {
+        const std::string t = n.get_string("reduce", "");
+        const auto dt = numerics::parse_dtype(t);
+        if (!dt) n.fail("reduce", "'" + t + "' is not an element type (fp32, tf32, bf16, fp16, fp8_e4m3, fp8_e5m2)");
+        if (want_checksum) n.fail("reduce", "an accumulating copy carries no checksum (its destination's data changes)");
+        if (chip.core.dma.max_burst % numerics::size_of(*dt))
+            n.fail("reduce", "the DMA burst (chip.core.dma.max_burst " + std::to_string(chip.core.dma.max_burst) +
+                                 ") is not a whole number of " + t + " elements");
+        d.reduce = dt;
+    }
     n.finish();
     std::string why = dma::validate(d, chip.core.dma.align_bytes);
     if (!why.empty()) n.fail_here("bad DMA descriptor " + dma::to_string(d) + ": " + why);
