@@ -251,18 +251,34 @@ TEST_CASE("replay gives the same step as simulating every operation on its own")
 // runs its own streams, in one simulation.
 #include "testbench/workloads/train/whole_step.h"
 
-TEST_CASE("a step simulated whole runs every operation on every chip, gradient buckets beside the backward pass") {
-    const auto cfg = load("ring-8", {"chips.model=full", "chip.collective_reduce=dma"});
-    auto m = tiny();
-    m.global_batch = 4;
+namespace {
+// tiny (global batch 4) on ring-8's full chips under dp x tp x pp: the composed step (its simulations run in forked
+// children), then the step simulated whole in this process.
+struct both_steps {
+    platform::platform_config cfg = load("ring-8", {"chips.model=full", "chip.collective_reduce=dma"});
+    model_spec m = tiny();
     parallel_plan p;
-    p.dp = 2, p.tp = 4, p.pp = 1;
-    train_options o;
-    o.quiet = true;
-    const auto composed = run_train(cfg, m, p, o);  // its simulations run in forked children
-    whole_options wo;
-    wo.sim.progress_after_s = 0;
-    const whole_result w = run_whole_step(cfg, m, p, wo);
+    train_result composed;
+    whole_result w;
+    both_steps(uint32_t dp, uint32_t tp, uint32_t pp) {
+        m.global_batch = 4;
+        p.dp = dp, p.tp = tp, p.pp = pp;
+        train_options o;
+        o.quiet = true;
+        composed = run_train(cfg, m, p, o);
+        whole_options wo;
+        wo.sim.progress_after_s = 0;
+        w = run_whole_step(cfg, m, p, wo);
+    }
+};
+}  // namespace
+
+TEST_CASE("a step simulated whole runs every operation on every chip, gradient buckets beside the backward pass") {
+    const both_steps b(2, 4, 1);
+    const model_spec& m = b.m;
+    const parallel_plan& p = b.p;
+    const auto& composed = b.composed;
+    const whole_result& w = b.w;
     const layer_plan lp = plan_layer(m, p);
     const uint64_t M = p.micro_batches(m);
     REQUIRE(M == 2);
@@ -308,17 +324,11 @@ TEST_CASE("what a step simulated whole cannot run is refused naming the option")
 }
 
 TEST_CASE("a step simulated whole with two pipeline stages runs 1F1B with its sends, near the composed step") {
-    const auto cfg = load("ring-8", {"chips.model=full", "chip.collective_reduce=dma"});
-    auto m = tiny();
-    m.global_batch = 4;
-    parallel_plan p;
-    p.dp = 2, p.tp = 2, p.pp = 2;
-    train_options o;
-    o.quiet = true;
-    const auto composed = run_train(cfg, m, p, o);
-    whole_options wo;
-    wo.sim.progress_after_s = 0;
-    const whole_result w = run_whole_step(cfg, m, p, wo);
+    const both_steps b(2, 2, 2);
+    const auto& cfg = b.cfg;
+    const auto& p = b.p;
+    const auto& composed = b.composed;
+    const whole_result& w = b.w;
     // Stage 0 (chip of rank 0) runs F0 F1 B0 B1; stage 1 runs F0 B0 F1 B1; each stage's first forward waits for the
     // activations sent by the stage before.
     const auto place = snake_placement(cfg.multichip.topo);
