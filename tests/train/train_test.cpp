@@ -21,7 +21,7 @@ using namespace trnsim::train;
 
 namespace {
 
-platform::platform_config load(const std::string& name, std::vector<std::string> sets = {}) {
+platform::platform_config load(const std::string& name, const std::vector<std::string>& sets = {}) {
     return platform::load_platform(name, sets, platform::default_config_dir());
 }
 
