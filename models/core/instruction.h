@@ -35,6 +35,26 @@ struct core_program {
     std::vector<std::vector<instruction>> dma;      // DMA queues
     std::vector<instruction> vector;                // Vector Engine queue
     std::vector<instruction> scalar;                // Scalar Engine queue
+    // Calls f(queue) for every instruction queue: the Tensor Engine's, the DMA queues, the Vector's, the Scalar's.
+    template <class F>
+    void for_each_queue(F&& f) {
+        f(te);
+        for (auto& q : dma) f(q);
+        f(vector);
+        f(scalar);
+    }
+    template <class F>
+    void for_each_queue(F&& f) const {
+        f(te);
+        for (const auto& q : dma) f(q);
+        f(vector);
+        f(scalar);
+    }
+    size_t instructions() const {
+        size_t n = 0;
+        for_each_queue([&](const std::vector<instruction>& q) { n += q.size(); });
+        return n;
+    }
     bool empty() const {
         if (!te.empty() || !vector.empty() || !scalar.empty()) return false;
         for (auto& q : dma)

@@ -63,17 +63,13 @@ void op_sequence::finish_counts(op_rec& r, uint32_t done, const std::vector<std:
         for (size_t s = 0; s < remote[k].size() && s < top; ++s) count[s] += remote[k][s];
         std::vector<bool> touched(top, false);
         for (size_t s = 0; s < remote[k].size() && s < top; ++s) touched[s] = remote[k][s] > 0;
-        auto visit = [&](std::vector<core::instruction>& q) {
+        p.for_each_queue([&](std::vector<core::instruction>& q) {
             for (auto& in : q) {
                 if (in.signal < 0) in.signal = int32_t(done);
                 ++count[size_t(in.signal)];
                 touched[size_t(in.signal)] = true;
             }
-        };
-        visit(p.te);
-        visit(p.vector);
-        visit(p.scalar);
-        for (auto& q : p.dma) visit(q);
+        });
         p.semaphores = std::max(p.semaphores, top);
         for (uint32_t s = 0; s < top; ++s)
             if (touched[s]) r.finished[k].push_back({s, count[s]});
@@ -82,6 +78,21 @@ void op_sequence::finish_counts(op_rec& r, uint32_t done, const std::vector<std:
     uint64_t& uses = m_barrier_uses[r.chip][r.stream];
     r.barrier = {region(r.stream) + uint32_t(uses % 2), (uses / 2 + 1) * m_L.cores};
     ++uses;
+}
+
+void op_sequence::check_target(uint32_t chip, uint32_t stream, const std::vector<core::core_program>& progs,
+                               const std::vector<op_id>& after, const std::string& name) const {
+    if (chip >= m_L.chips) throw std::invalid_argument("operation '" + name + "': no chip " + std::to_string(chip));
+    if (stream >= m_L.streams)
+        throw std::invalid_argument("operation '" + name + "': stream " + std::to_string(stream) + " of " +
+                                    std::to_string(m_L.streams));
+    if (progs.size() != m_L.cores)
+        throw std::invalid_argument("operation '" + name + "': " + std::to_string(progs.size()) + " programs for " +
+                                    std::to_string(m_L.cores) + " cores on chip " + std::to_string(chip));
+    for (op_id a : after)
+        if (a >= m_ops.size() || m_ops[a].chip != chip)
+            throw std::invalid_argument("operation '" + name + "' depends on an operation of another chip or not yet "
+                                        "added (on chip " + std::to_string(chip) + ")");
 }
 
 op_sequence::op_id op_sequence::push(op_rec&& r) {
@@ -97,16 +108,7 @@ op_sequence::op_id op_sequence::push(op_rec&& r) {
 
 op_sequence::op_id op_sequence::add(uint32_t chip, uint32_t stream, std::vector<core::core_program> progs,
                                     const std::vector<op_id>& after, const std::string& name) {
-    if (chip >= m_L.chips) throw std::invalid_argument("operation '" + name + "': no chip " + std::to_string(chip));
-    if (progs.size() != m_L.cores)
-        throw std::invalid_argument("operation '" + name + "': " + std::to_string(progs.size()) + " programs for " +
-                                    std::to_string(m_L.cores) + " cores");
-    for (op_id a : after)
-        if (a >= m_ops.size() || m_ops[a].chip != chip)
-            throw std::invalid_argument("operation '" + name + "' depends on an operation of another chip or not yet added");
-    if (stream >= m_L.streams)
-        throw std::invalid_argument("operation '" + name + "': stream " + std::to_string(stream) + " of " +
-                                    std::to_string(m_L.streams));
+    check_target(chip, stream, progs, after, name);
     // Local semaphore j of the op is register region + 2 + j (after the two barrier registers); the op's "done"
     // semaphore follows its own.
     uint32_t own = 0;
@@ -124,7 +126,7 @@ op_sequence::op_id op_sequence::add(uint32_t chip, uint32_t stream, std::vector<
         auto& b = base[k];
         b.assign(top, 0);
         for (uint32_t j = 0; j <= own; ++j) b[first + j] = have[j];
-        auto renumber = [&](std::vector<core::instruction>& q) {
+        progs[k].for_each_queue([&](std::vector<core::instruction>& q) {
             for (auto& in : q) {
                 uint32_t c, kk, s;
                 if (register_write(chip, in, c, kk, s))
@@ -133,13 +135,8 @@ op_sequence::op_id op_sequence::add(uint32_t chip, uint32_t stream, std::vector<
                 for (auto& w : in.waits) w.value += have[w.sem], w.sem += first;
                 if (in.signal >= 0) in.signal += int32_t(first);
             }
-        };
-        auto& p = progs[k];
-        renumber(p.te);
-        renumber(p.vector);
-        renumber(p.scalar);
-        for (auto& q : p.dma) renumber(q);
-        p.semaphores = top;
+        });
+        progs[k].semaphores = top;
     }
     op_rec r;
     r.name = name;
@@ -172,14 +169,12 @@ std::vector<op_sequence::op_id> op_sequence::add_all(uint32_t stream,
                 if (!p.empty())
                     throw std::invalid_argument("operation '" + name + "' has instructions on chip " +
                                                 std::to_string(c) + ", which is not one of its chips");
+    for (uint32_t c = 0; c < m_L.chips; ++c)
+        check_target(c, stream, programs[c], member[c] ? after[c] : std::vector<op_id>{}, name);
     const uint32_t first = sem_first();
     // Register writes into every core by the operation, from any chip.
     std::vector<std::vector<std::vector<uint64_t>>> remote(m_L.chips, std::vector<std::vector<uint64_t>>(m_L.cores));
     for (uint32_t c = 0; c < m_L.chips; ++c) {
-        if (programs[c].size() != m_L.cores)
-            throw std::invalid_argument("operation '" + name + "': chip " + std::to_string(c) + " has " +
-                                        std::to_string(programs[c].size()) + " programs for " +
-                                        std::to_string(m_L.cores) + " cores");
         for (const auto& p : programs[c])
             for (const auto& q : p.dma)
                 for (const auto& in : q) {
@@ -197,9 +192,6 @@ std::vector<op_sequence::op_id> op_sequence::add_all(uint32_t stream,
                     ++v[s];
                 }
     }
-    if (stream >= m_L.streams)
-        throw std::invalid_argument("operation '" + name + "': stream " + std::to_string(stream) + " of " +
-                                    std::to_string(m_L.streams));
     uint32_t top = first;
     for (const auto& chip : programs)
         for (const auto& p : chip) top = std::max(top, p.semaphores);
@@ -211,18 +203,15 @@ std::vector<op_sequence::op_id> op_sequence::add_all(uint32_t stream,
     std::vector<op_id> ids(m_L.chips, NONE);
     for (uint32_t c = 0; c < m_L.chips; ++c) {
         if (!member[c]) continue;
-        for (op_id a : after[c])
-            if (a >= m_ops.size() || m_ops[a].chip != c)
-                throw std::invalid_argument("operation '" + name + "' on chip " + std::to_string(c) +
-                                            " depends on an operation of another chip or not yet added");
         for (const auto& p : programs[c])
-            for (const auto& q : p.dma)
+            p.for_each_queue([&](const std::vector<core::instruction>& q) {
                 for (const auto& in : q)
                     for (const auto& w : in.waits)
                         if (w.sem < first)
                             throw std::invalid_argument("operation '" + name + "' waits on semaphore " +
                                                         std::to_string(w.sem) + ", below its first (" +
                                                         std::to_string(first) + ")");
+            });
         op_rec r;
         r.name = name;
         r.chip = c;
@@ -258,9 +247,10 @@ std::vector<std::vector<core::core_program>> op_sequence::finish(owner_map* owne
     for (uint32_t s = 0; s < streams; ++s) base[s + 1] = base[s] + width[s] + 1;  // + the sync queue
     std::vector<std::vector<core::core_program>> out(m_L.chips, std::vector<core::core_program>(m_L.cores));
     for (auto& chip : out)
-        for (auto& p : chip) p.dma.resize(base[streams]);
-    for (auto& chip : out)
-        for (auto& p : chip) p.semaphores = m_next_fresh;
+        for (auto& p : chip) {
+            p.dma.resize(base[streams]);
+            p.semaphores = m_next_fresh;
+        }
     if (owners) owners->assign(m_L.chips, std::vector<std::vector<std::vector<std::pair<size_t, op_id>>>>(m_L.cores));
     const uint64_t R = core::core_config::SEM_REGISTER_BYTES;
     for (auto& o : m_ops) {
@@ -309,10 +299,9 @@ std::vector<std::vector<core::core_program>> op_sequence::finish(owner_map* owne
                 in.dma.row_bytes = R;
                 sync.push_back(std::move(in));
             }
-            src = core::core_program();
+            src = core::core_program();  // moved out; names, chips and streams stay for the caller
         }
     }
-    for (auto& o : m_ops) o.progs.clear();  // names, chips and streams stay for the caller
     return out;
 }
 

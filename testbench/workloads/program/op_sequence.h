@@ -104,6 +104,9 @@ private:
     // signals plus `remote` register writes) and r.barrier; instructions that signal nothing signal `done`.
     void finish_counts(op_rec& r, uint32_t done, const std::vector<std::vector<uint64_t>>& base,
                        const std::vector<std::vector<uint64_t>>& remote, uint32_t top);
+    // Throws std::invalid_argument naming the operation for a chip, stream, program count or dependency it cannot have.
+    void check_target(uint32_t chip, uint32_t stream, const std::vector<core::core_program>& progs,
+                      const std::vector<op_id>& after, const std::string& name) const;
     op_id push(op_rec&& r);
     std::vector<core::sem_wait> barrier_waits(const std::vector<op_id>& after) const;
     uint32_t region(uint32_t stream) const { return stream * m_L.local_semaphores; }

@@ -166,9 +166,6 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
             for (uint32_t d = 0; d < p.dp; ++d) dp_groups[st].back().push_back(rank(t, d, st));
         }
     }
-    std::vector<uint32_t> stage_of(n);
-    for (uint32_t st = 0; st < S; ++st)
-        for (uint32_t c : stage_chips[st]) stage_of[c] = st;
 
     // HBM: the collectives of each stream in a region of their own from the bottom of HBM, placed as the composed
     // step's collective simulations place them (with the XOR-folded channel hash the same all-reduce took 352 us at
@@ -384,8 +381,7 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
     for (const auto& chip : programs)
         for (const auto& pr : chip) {
             to_spawn += core::neuron_core::threads_for(pr);
-            r.instructions += pr.te.size() + pr.vector.size() + pr.scalar.size();
-            for (const auto& q : pr.dma) r.instructions += q.size();
+            r.instructions += pr.instructions();
         }
     platform::multichip_platform plat("platform", cfg);
     tb::check_thread_stacks("platform '" + cfg.preset + "' (" + std::to_string(n) + " full chips)", to_spawn);
