@@ -96,6 +96,7 @@ struct phase_plan {
     uint32_t P = 0, cores = 0;    // SBUF partitions, cores
     std::vector<hbm_tensor> hbm;
     uint64_t dgain_addr = 0;      // rmsnorm_bwd: the per-row-tile gain-gradient rows
+    uint64_t hbm_bytes = 0;       // HBM the tensors span from hbm_base + hbm_offset (4 KiB aligned)
     bool norm_bwd = false, has_gain = false, rope = false, multipass = false;
     uint64_t logical = 0, W = 0;  // columns a unit covers (RoPE: of each half), its chunk width
     uint32_t sets = 2;            // buffer sets
@@ -214,6 +215,7 @@ phase_plan plan_phase(const platform::chip_config& cc, const phase_spec& s) {
     pl.cores = cores;
     pl.hbm = std::move(hbm);
     pl.dgain_addr = dgain_addr;
+    pl.hbm_bytes = next - cc.hbm_base - s.hbm_offset;
     pl.norm_bwd = norm_bwd;
     pl.has_gain = has_gain;
     pl.rope = rope;
@@ -603,18 +605,13 @@ void check_outputs(platform::chip& chip, const phase_spec& s, const phase_plan& 
 
 }  // namespace
 
-std::vector<core::core_program> compile_phase(const platform::chip_config& cc, const phase_spec& s, uint64_t* hbm_bytes) {
+uint64_t phase_hbm_bytes(const platform::chip_config& cc, const phase_spec& s) { return plan_phase(cc, s).hbm_bytes; }
+
+std::vector<core::core_program> compile_phase(const platform::chip_config& cc, const phase_spec& s) {
     const phase_plan pl = plan_phase(cc, s);
     uint64_t instructions = 0;
     std::vector<core::core_program> progs;
     for (uint32_t c = 0; c < pl.cores; ++c) progs.push_back(emit_core(cc, s, pl, c, instructions));
-    if (hbm_bytes) {
-        const auto es = [&](const hbm_tensor& t) { return t.d.fp32 ? 4 : numerics::size_of(s.dtype); };
-        uint64_t top = 0;
-        for (const auto& t : pl.hbm) top = std::max(top, t.addr + elements(s, t) * es(t));
-        if (pl.norm_bwd) top = std::max(top, pl.dgain_addr + pl.row_tiles * s.cols * 4);
-        *hbm_bytes = top - (cc.hbm_base + s.hbm_offset);
-    }
     return progs;
 }
 

@@ -53,9 +53,10 @@ struct phase_result {
 };
 
 // The phase's program for every core of a chip like `cc` (its tensors from hbm_base + s.hbm_offset), and the HBM
-// bytes its tensors span from there. Throws std::invalid_argument as run_phase does for a shape it cannot map.
-std::vector<core::core_program> compile_phase(const platform::chip_config& cc, const phase_spec& s,
-                                              uint64_t* hbm_bytes = nullptr);
+// bytes its tensors span from there (4 KiB aligned). Both throw std::invalid_argument as run_phase does for a shape
+// it cannot map.
+std::vector<core::core_program> compile_phase(const platform::chip_config& cc, const phase_spec& s);
+uint64_t phase_hbm_bytes(const platform::chip_config& cc, const phase_spec& s);
 
 // Functional runs (cfg.functional) fill the inputs with seeded values and check every output; timing-only runs
 // move no data. Throws std::invalid_argument for a phase that cannot be mapped (zero size, a row that does not fit SBUF).

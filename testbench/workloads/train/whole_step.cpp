@@ -41,11 +41,6 @@ private:
 };
 
 constexpr uint64_t PAGE = 4096;
-// HBM a collective's buffers take (full_chip_layout: input, output, scratch, the signal word; 4 KiB aligned).
-uint64_t collective_bytes(const collective::schedule& s) {
-    auto align = [](uint64_t v) { return (v + PAGE - 1) & ~(PAGE - 1); };
-    return align(s.input_bytes) + align(s.output_bytes) + align(s.scratch_bytes) + PAGE;
-}
 
 // Appends program b to a on the same core: b's semaphores above a's, its instructions after a's in every queue.
 void append_program(core::core_program& a, core::core_program&& b) {
@@ -186,6 +181,11 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
         return collective::build_sends(mc.topo, v, lp.activation_bytes);
     };
     const size_t elt = numerics::size_of(m.dtype);
+    // HBM a collective's buffers take where full_chip_layout puts them (input, output, scratch, the signal word).
+    auto collective_bytes = [&](const collective::schedule& s) {
+        const tb::lowering_layout lay = tb::full_chip_layout(cfg, s);
+        return lay.signal_word + PAGE - lay.input;
+    };
     // Streams: 0 the passes, 1 the gradient buckets, 2 the forward sends, 3 the backward sends.
     uint64_t region[4] = {0, 0, 0, 0};
     if (p.tp > 1) region[0] = collective_bytes(schedule_of(tp_groups[0], opt.tp_algo, lp.activation_bytes));
@@ -237,10 +237,8 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
     auto phase_programs = [&](phase_kind kind, uint64_t rows, uint64_t cols, const std::string& name) {
         phase_spec ps;
         ps.kind = kind, ps.rows = rows, ps.cols = cols, ps.dtype = m.dtype;
-        uint64_t bytes = 0;
         try {
-            compile_phase(cc, ps, &bytes);
-            ps.hbm_offset = ring.take(bytes, name);
+            ps.hbm_offset = ring.take(phase_hbm_bytes(cc, ps), name);
             return compile_phase(cc, ps);
         } catch (const std::invalid_argument& e) {
             throw std::invalid_argument("model " + m.name + ", operation " + name + ": " + e.what());
