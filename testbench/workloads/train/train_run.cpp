@@ -76,6 +76,27 @@ std::vector<uint32_t> snake_placement(const collective::topology& t) {
     return v;
 }
 
+plan_groups groups_of(const std::vector<uint32_t>& placement, const parallel_plan& p) {
+    auto rank = [&](uint32_t t, uint32_t d, uint32_t s) { return placement.at(t + p.tp * (d + p.dp * s)); };
+    plan_groups g;
+    g.tp.resize(p.pp), g.dp.resize(p.pp), g.sends.resize(p.pp), g.chips.resize(p.pp);
+    for (uint32_t s = 0; s < p.pp; ++s) {
+        for (uint32_t d = 0; d < p.dp; ++d) {
+            g.tp[s].emplace_back();
+            for (uint32_t t = 0; t < p.tp; ++t) {
+                g.tp[s].back().push_back(rank(t, d, s));
+                g.chips[s].push_back(rank(t, d, s));
+                if (s + 1 < p.pp) g.sends[s].emplace_back(rank(t, d, s), rank(t, d, s + 1));
+            }
+        }
+        for (uint32_t t = 0; t < p.tp; ++t) {
+            g.dp[s].emplace_back();
+            for (uint32_t d = 0; d < p.dp; ++d) g.dp[s].back().push_back(rank(t, d, s));
+        }
+    }
+    return g;
+}
+
 json train_result::to_json() const {
     auto ops = [](const std::vector<op_cost>& v) {
         json a = json::array();
@@ -155,22 +176,16 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
 
     platform::platform_config tcfg = cfg;  // every simulation is timing-only
     platform::set_functional(tcfg, false);
-    auto rank = [&](uint32_t t, uint32_t d, uint32_t s) { return r.placement[t + p.tp * (d + p.dp * s)]; };
+    // Every stage's groups at once (the composition's collectives run them all together).
+    const plan_groups g = groups_of(r.placement, p);
+    auto rank = [&](uint32_t t, uint32_t d, uint32_t s) { return g.tp[s][d][t]; };
     std::vector<std::vector<uint32_t>> tp_groups, dp_groups;
-    for (uint32_t s = 0; s < S; ++s)
-        for (uint32_t d = 0; d < p.dp; ++d) {
-            tp_groups.emplace_back();
-            for (uint32_t t = 0; t < p.tp; ++t) tp_groups.back().push_back(rank(t, d, s));
-        }
-    for (uint32_t s = 0; s < S; ++s)
-        for (uint32_t t = 0; t < p.tp; ++t) {
-            dp_groups.emplace_back();
-            for (uint32_t d = 0; d < p.dp; ++d) dp_groups.back().push_back(rank(t, d, s));
-        }
     std::vector<std::pair<uint32_t, uint32_t>> sends;
-    for (uint32_t s = 0; s + 1 < S; ++s)
-        for (uint32_t d = 0; d < p.dp; ++d)
-            for (uint32_t t = 0; t < p.tp; ++t) sends.emplace_back(rank(t, d, s), rank(t, d, s + 1));
+    for (uint32_t s = 0; s < S; ++s) {
+        tp_groups.insert(tp_groups.end(), g.tp[s].begin(), g.tp[s].end());
+        dp_groups.insert(dp_groups.end(), g.dp[s].begin(), g.dp[s].end());
+        sends.insert(sends.end(), g.sends[s].begin(), g.sends[s].end());
+    }
 
     // Requests: one per distinct operation (replay) or one per use (no replay).
     std::vector<sim_req> reqs;

@@ -125,6 +125,17 @@ struct train_result {
 // direction every line) and server by server, so consecutive ranks are neighbours.
 std::vector<uint32_t> snake_placement(const collective::topology& t);
 
+// The plan's groups of chips, per pipeline stage, rank r = t + tp (d + dp s) on chip placement[r]: the tensor-
+// parallel groups ([stage][d] -> the chips of t = 0 .. tp-1), the data-parallel groups ([stage][t] -> the chips of
+// d = 0 .. dp-1), the pipeline sends from each stage to the next ([stage] -> (chip, its peer on stage + 1) for every
+// (d, t); none from the last stage), and each stage's chips in rank order.
+struct plan_groups {
+    std::vector<std::vector<std::vector<uint32_t>>> tp, dp;
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> sends;
+    std::vector<std::vector<uint32_t>> chips;
+};
+plan_groups groups_of(const std::vector<uint32_t>& placement, const parallel_plan& p);
+
 // Throws std::invalid_argument (bad plan: names the option) or std::runtime_error (a simulation failed: names it).
 train_result run_train(const platform::platform_config& cfg, const model_spec& m, const parallel_plan& p,
                        const train_options& opt);

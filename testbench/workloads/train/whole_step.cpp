@@ -141,26 +141,12 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
     const uint32_t L = m.layers;
     const uint64_t M = p.micro_batches(m);
     const uint32_t S = p.pp, LS = L / S;  // stages, layers per stage
-    const std::vector<uint32_t> place = snake_placement(mc.topo);
-    auto rank = [&](uint32_t t, uint32_t d, uint32_t st) { return place[t + p.tp * (d + p.dp * st)]; };
     // Per stage: its chips, its tp groups, its dp groups; the pipeline pairs between stage s and s + 1.
-    std::vector<std::vector<uint32_t>> stage_chips(S);
-    std::vector<std::vector<std::vector<uint32_t>>> tp_groups(S), dp_groups(S);
-    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> pairs(S);
-    for (uint32_t st = 0; st < S; ++st) {
-        for (uint32_t d = 0; d < p.dp; ++d) {
-            tp_groups[st].emplace_back();
-            for (uint32_t t = 0; t < p.tp; ++t) {
-                tp_groups[st].back().push_back(rank(t, d, st));
-                stage_chips[st].push_back(rank(t, d, st));
-                if (st + 1 < S) pairs[st].emplace_back(rank(t, d, st), rank(t, d, st + 1));
-            }
-        }
-        for (uint32_t t = 0; t < p.tp; ++t) {
-            dp_groups[st].emplace_back();
-            for (uint32_t d = 0; d < p.dp; ++d) dp_groups[st].back().push_back(rank(t, d, st));
-        }
-    }
+    const plan_groups groups = groups_of(snake_placement(mc.topo), p);
+    const auto& stage_chips = groups.chips;
+    const auto& pairs = groups.sends;
+    const auto& tp_groups = groups.tp;
+    const auto& dp_groups = groups.dp;
 
     // HBM: the collectives of each stream in a region of their own from the bottom of HBM, placed as the composed
     // step's collective simulations place them (with the XOR-folded channel hash the same all-reduce took 352 us at
