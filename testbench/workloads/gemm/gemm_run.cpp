@@ -52,6 +52,12 @@ double chip_peak_tflops(const platform::chip_config& cc, numerics::dtype t) {
     return 2.0 * macs_per_cycle * te.clock_ghz * 1e9 * cc.cores / 1e12;
 }
 
+gemm_bounds bounds_of(const gemm_spec& g, const gemm_layout& layout, const platform::chip_config& cc) {
+    const double flops = 2.0 * double(g.m) * double(g.k) * double(g.n);
+    return {flops / (chip_peak_tflops(cc, g.dtype) * 1e3),
+            double(layout.a_bytes + layout.b_bytes + layout.c_bytes) / cc.hbm.bandwidth_gbps};
+}
+
 void gemm_figures(gemm_result& r, const platform::chip_config& cc, const gemm_layout& layout, const std::string& chip) {
     const gemm_spec& g = r.spec;
     r.flops = 2.0 * double(g.m) * double(g.k) * double(g.n);
@@ -79,8 +85,9 @@ void gemm_figures(gemm_result& r, const platform::chip_config& cc, const gemm_la
     r.hbm_peak_gbps = cc.hbm.bandwidth_gbps;
     r.dma_gbps = r.sim_ns > 0 ? r.dma_bytes / r.sim_ns : 0;
     r.dma_peak_gbps = cc.core.dma.engine_gbps * cc.core.dma.engines * cc.cores;
-    r.min_time_compute_ns = r.flops / (r.peak_tflops * 1e3);
-    r.min_time_hbm_ns = double(layout.a_bytes + layout.b_bytes + layout.c_bytes) / cc.hbm.bandwidth_gbps;
+    const gemm_bounds b = bounds_of(g, layout, cc);
+    r.min_time_compute_ns = b.compute_ns;
+    r.min_time_hbm_ns = b.hbm_ns;
     r.arithmetic_intensity = r.hbm_bytes > 0 ? r.flops / r.hbm_bytes : 0;
     r.energy = energy::estimate(cc.energy, chip_activity(r.stats, chip, cc, r.sim_ns * 1e-9));
     r.tflops_per_w = r.energy.avg_power_w() > 0 ? r.achieved_tflops / r.energy.avg_power_w() : 0;

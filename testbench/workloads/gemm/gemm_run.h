@@ -88,6 +88,13 @@ gemm_operands make_operands(const gemm_spec& g);
 // cores, with end-to-end DMA checksums on the operand loads when chip.core.dma.checksum is on.
 void load_gemm(platform::chip& chip, const gemm_layout& layout, std::vector<core::core_program> programs,
                const gemm_operands* ops);
+// The roofline bounds of a GEMM on a chip: its FLOPs at the chip's dense peak, its operands' and result's bytes at
+// the HBM's bandwidth (ns). Memory-bound when the second is at least the first.
+struct gemm_bounds {
+    double compute_ns = 0, hbm_ns = 0;
+    bool memory_bound() const { return hbm_ns >= compute_ns; }
+};
+gemm_bounds bounds_of(const gemm_spec& g, const gemm_layout& layout, const platform::chip_config& cc);
 // Fills r's figures (utilisation, bandwidths, bounds, energy) from r.stats (the stats of chip `chip`, e.g. "chip0")
 // and r.sim_ns.
 void gemm_figures(gemm_result& r, const platform::chip_config& cc, const gemm_layout& layout, const std::string& chip);

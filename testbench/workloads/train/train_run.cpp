@@ -338,17 +338,12 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
                 });
                 const auto t0 = clock_type::now();
                 const chip_run run = simulate_on_chip(tcfg, std::move(progs), so);
-                // Memory-bound as gemm_figures decides: the operands' bytes at peak HBM bandwidth against the FLOPs
-                // at peak.
-                const double operands = double(q.count) * (double(q.m * q.k + q.k * q.n) * numerics::size_of(m.dtype) +
-                                                           double(q.m * q.n) * 4);
-                const double peak = tb::chip_peak_tflops(tcfg.chip, m.dtype);
-                const double flops = 2.0 * double(q.m) * double(q.k) * double(q.n) * q.count;
+                // Memory-bound as a single GEMM's run decides (every head has the same bounds).
                 return {{"ns", run.ns / q.count},
                         {"wall_s", std::chrono::duration<double>(clock_type::now() - t0).count()},
                         {"hbm_bytes", run.hbm_bytes / q.count},
-                        {"memory_bound", operands / tcfg.chip.hbm.bandwidth_gbps >= flops / (peak * 1e3)},
-                        {"peak_tflops", peak}};
+                        {"memory_bound", tb::bounds_of(g, tb::plan_layout(g, tcfg.chip), tcfg.chip).memory_bound()},
+                        {"peak_tflops", tb::chip_peak_tflops(tcfg.chip, m.dtype)}};
             }
             if (q.kind == "gemm") {
                 tb::gemm_spec g;
