@@ -160,6 +160,12 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
     std::vector<std::vector<std::vector<core::sem_wait>>> slot_busy(agents,
                                                                     std::vector<std::vector<core::sem_wait>>(L.slots));
 
+    // Agent a's part of step i as one DMA instruction, once the step's dependencies are met; its semaphore says done.
+    auto one_dma = [&](uint32_t a, size_t i, const dma::dma_descriptor& d) {
+        const uint32_t sem = new_sem(a);
+        push_dma(a, dma_instruction(waits_for(a, i), int32_t(sem), d));
+        done[i].push_back({a, {sem, 1}});
+    };
     for (size_t i = 0; i < steps; ++i) {
         const auto& st = s.steps[i];
         if (st.kind == collective::step_kind::copy) {
@@ -171,22 +177,17 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
                 d.dst = address(st.dst) + t.first;
                 if (st.dst.chip != x) d.dst = link::global_address(st.dst.chip, d.dst);
                 d.row_bytes = t.free;
-                const uint32_t sem = new_sem(a);
-                push_dma(a, dma_instruction(waits_for(a, i), int32_t(sem), d));
-                done[i].push_back({a, {sem, 1}});
+                one_dma(a, i, d);
             }
         } else if (L.reduce_by_dma) {
             for (size_t k = 0; k < tiles[i].size(); ++k) {
                 const tile& t = tiles[i][k];
-                const uint32_t a = tile_agent[i][k];
                 dma::dma_descriptor d;
                 d.src = address(st.src) + t.first * es;
                 d.dst = address(st.dst) + t.first * es;
                 d.row_bytes = uint64_t(t.parts) * t.free * es;
                 d.reduce = s.p.dt;
-                const uint32_t sem = new_sem(a);
-                push_dma(a, dma_instruction(waits_for(a, i), int32_t(sem), d));
-                done[i].push_back({a, {sem, 1}});
+                one_dma(tile_agent[i][k], i, d);
                 ++out.tiles;
             }
         } else {
