@@ -34,6 +34,7 @@ namespace {
 const char* RUN_USAGE = R"(trnsim run [--preset NAME | --config FILE] [--set key.path=value ...] [--fault TARGET:KIND[,key=value...] ...]
            [--workload gemm|program|attention|mlp|decoder|adam] [--config-dir DIR]
            gemm: [--m M] [--k K] [--n N] [--dtype fp32|tf32|bf16|fp16|fp8_e4m3|fp8_e5m2] [--seed S]
+                 [--a-layout km|mk] [--b-layout kn|nk] [--c-dtype fp32|DTYPE]
                  [--timeline FILE.json [--timeline-max-events N] [--timeline-window BEGIN_NS:END_NS] [--timeline-noc]]
                  [--vcd FILE.vcd] [--wave FILE.fst|FILE.vcd (with --set chip.core.te.impl=rtl) [--wave-cores 0,1,..|all]]
            program: --program FILE.json
@@ -52,6 +53,9 @@ const char* RUN_USAGE = R"(trnsim run [--preset NAME | --config FILE] [--set key
   from seed S + c x 0x9e3779b97f4a7c15), checks every chip's result and reports each chip and the platform;
   --concurrent runs a collective (e.g. allreduce:256MiB:ring) on every chip at the same time, on the chips' own DMA
   queues and Vector Engines beside the GEMM, checked element by element
+  --a-layout mk / --b-layout nk store A as M x K / B as N x K (default A^T and B, contraction-major): each tile is
+  loaded as stored and turned on the Vector Engine; --c-dtype DTYPE stores C in the input dtype, cast out of PSUM by
+  the Scalar Engine
   --workload program runs the instruction streams of a program file (docs/program_format.md)
   --fault injects a fault (see tests/robustness), e.g. hbm.channel3:disable,policy=remap  core0.dma2:error,after=10
   --wave traces core 0's RTL engine (--wave-cores picks others: one file each, tens of MB and a slower run per core)
@@ -70,7 +74,7 @@ const app::option_set RUN_OPTIONS = {
     {"preset", "config", "set", "workload", "m", "k", "n", "dtype", "seed", "stats", "wall-limit", "config-dir",
      "timeline", "timeline-max-events", "timeline-window", "vcd", "wave", "wave-cores", "fault", "program",
      "stall-limit-us", "seq", "max-host-gib", "platform", "chips", "concurrent",
-     "hidden", "heads", "ffn", "rows", "cols", "step", "lr", "norm"},
+     "hidden", "heads", "ffn", "rows", "cols", "step", "lr", "norm", "a-layout", "b-layout", "c-dtype"},
     {"no-check", "quiet", "timeline-noc", "no-wall-time", "forward-only", "no-causal", "timing-only"},
     {"set", "fault"}};
 

@@ -25,6 +25,15 @@ tb::gemm_spec gemm_spec_from(const args& a, const platform::platform_config& cfg
     auto t = numerics::parse_dtype(dt);
     if (!t) throw usage_error("--dtype: unknown type '" + dt + "' (fp32, tf32, bf16, fp16, fp8_e4m3, fp8_e5m2)");
     g.dtype = *t;
+    const std::string al = a.str("a-layout", "km"), bl = a.str("b-layout", "kn"), ct = a.str("c-dtype", "fp32");
+    if (al != "km" && al != "mk") throw usage_error("--a-layout: '" + al + "' is not km (A^T stored) or mk (A stored)");
+    if (bl != "kn" && bl != "nk") throw usage_error("--b-layout: '" + bl + "' is not kn (B stored) or nk (B^T stored)");
+    g.a_rows = al == "mk";
+    g.b_cols = bl == "nk";
+    auto c = numerics::parse_dtype(ct);
+    if (!c || (*c != numerics::dtype::fp32 && *c != g.dtype))
+        throw usage_error("--c-dtype: '" + ct + "' is not fp32 or the input dtype (" + dt + ")");
+    g.c_type = *c;
     if (cfg.chip.core.te.impl == te::te_impl::rtl) {
         check_rtl_dtype("--dtype", g.dtype);
         if (cfg.chip.core.te.fp8_double_row && numerics::size_of(g.dtype) == 1)

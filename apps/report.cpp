@@ -55,13 +55,24 @@ std::string format_gemm_report(const platform::platform_config& cfg, const tb::g
              cfg.preset.c_str(), c.name.c_str(), count_text(c.cores, "core").c_str(), c.core.te.rows, c.core.te.cols,
              c.core.te.clock_ghz, te_backend_text(c.core.te), count_text(c.hbm.stacks, "stack").c_str(),
              c.hbm.bandwidth_gbps, c.hbm.model.c_str());
-    o << fmt("  workload        GEMM M=%llu K=%llu N=%llu %s -> FP32, seed %llu\n", (unsigned long long)g.m,
+    o << fmt("  workload        GEMM M=%llu K=%llu N=%llu %s -> %s, seed %llu%s%s\n", (unsigned long long)g.m,
              (unsigned long long)g.k, (unsigned long long)g.n, std::string(numerics::name_of(g.dtype)).c_str(),
-             (unsigned long long)g.seed);
+             g.c_type == numerics::dtype::fp32 ? "FP32" : std::string(numerics::name_of(g.c_type)).c_str(),
+             (unsigned long long)g.seed, g.a_rows ? ", A stored M x K" : "", g.b_cols ? ", B stored N x K" : "");
     o << fmt("  tiling          MATMUL %ux%ux%u (KxMxN), %llu x %llu x %llu tiles, blocks of %ux%u accumulators, %s\n",
              t.kt, t.mt, t.nt, (unsigned long long)t.k_tiles, (unsigned long long)t.m_tiles, (unsigned long long)t.n_tiles,
              t.block_m, t.block_n, count_text(t.blocks, "block").c_str());
-    o << fmt("  instructions    %llu MATMUL, %llu DMA\n", (unsigned long long)t.matmuls, (unsigned long long)t.dmas);
+    double turns = 0, casts = 0;  // Vector Engine transposes of turned operands, Scalar Engine casts of C
+    for (uint32_t core = 0; core < c.cores; ++core) {
+        const std::string k = "chip0.core" + std::to_string(core);
+        auto v = r.stats.find(k + ".vector.instructions"), s = r.stats.find(k + ".scalar.instructions");
+        if (v != r.stats.end()) turns += v->second;
+        if (s != r.stats.end()) casts += s->second;
+    }
+    o << fmt("  instructions    %llu MATMUL, %llu DMA", (unsigned long long)t.matmuls, (unsigned long long)t.dmas);
+    if (turns > 0) o << fmt(", %.0f VECTOR (operand transposes)", turns);
+    if (casts > 0) o << fmt(", %.0f SCALAR (C casts)", casts);
+    o << "\n";
     o << fmt("  simulated time  %s\n", time_str(r.sim_ns).c_str());
     o << fmt("  throughput      %.1f TFLOP/s achieved of %.1f peak (%.1f%%)", r.achieved_tflops, r.peak_tflops,
              100 * r.te_utilisation);
@@ -277,7 +288,9 @@ nlohmann::json gemm_result_json(const platform::platform_config& cfg, const tb::
     j["config"] = cfg.source;
     j["preset"] = cfg.preset;
     j["workload"] = {{"name", "gemm"}, {"m", r.spec.m}, {"k", r.spec.k}, {"n", r.spec.n},
-                     {"dtype", std::string(numerics::name_of(r.spec.dtype))}, {"seed", r.spec.seed}};
+                     {"dtype", std::string(numerics::name_of(r.spec.dtype))}, {"seed", r.spec.seed},
+                     {"a_layout", r.spec.a_rows ? "mk" : "km"}, {"b_layout", r.spec.b_cols ? "nk" : "kn"},
+                     {"c_dtype", std::string(numerics::name_of(r.spec.c_type))}};
     j["result"] = gemm_figures_json(r);
     j["result"].update({{"wall_s", r.wall_s},
                    {"setup_wall_s", r.setup_wall_s},

@@ -4,6 +4,7 @@
 
 #include "platforms/config/platform_config.h"
 #include "testbench/workloads/gemm/gemm_run.h"
+#include "tests/support/child_process.h"
 
 using namespace trnsim;
 
@@ -87,6 +88,68 @@ TEST_CASE("1024^3 BF16 on trn2 passes and its time is explained by the timing mo
     REQUIRE(r.sim_ns <= 3 * per_core_dma_ns + 3000);  // DMA-bound plus pipeline fill, not something unexplained
 }
 
+// Operands stored the other way (A as M x K, B as N x K) are turned tile by tile on the Vector Engine; a C of the
+// input dtype is cast out of PSUM by the Scalar Engine. The products and their accumulation order are the same, so
+// C still matches the golden GEMM bit for bit (rounded once to the C type). Shapes cross tile edges in M, N and K,
+// and N tiles wider than the partitions (B turned in several chunks).
+namespace {
+tb::gemm_result run_layout(bool a_rows, bool b_cols, numerics::dtype c_type, const platform::platform_config& cfg,
+                           tb::gemm_options opt = {}) {
+    tb::gemm_spec g;
+    g.m = 37, g.k = 53, g.n = 71;
+    g.dtype = numerics::dtype::bf16;
+    g.a_rows = a_rows, g.b_cols = b_cols, g.c_type = c_type;
+    g.seed = 11;
+    return tb::run_gemm(cfg, g, opt);
+}
+void require_exact(const tb::gemm_result& r) {
+    INFO(r.first_mismatch);
+    REQUIRE(r.checked);
+    REQUIRE(r.mismatches == 0);
+    REQUIRE(r.pass);
+}
+} // namespace
+
+TEST_CASE("GEMM with A stored M x K matches bit for bit", "[gemm][layout]") {
+    auto r = run_layout(true, false, numerics::dtype::fp32, small_chip());
+    require_exact(r);
+    REQUIRE(r.stats["chip0.core0.vector.instructions"] + r.stats["chip0.core1.vector.instructions"] > 0);
+}
+
+TEST_CASE("GEMM with B stored N x K matches bit for bit", "[gemm][layout]") {
+    require_exact(run_layout(false, true, numerics::dtype::fp32, small_chip()));
+}
+
+TEST_CASE("GEMM with a BF16 C cast out of PSUM matches the rounded golden GEMM", "[gemm][layout]") {
+    auto r = run_layout(false, false, numerics::dtype::bf16, small_chip());
+    require_exact(r);
+    REQUIRE(r.stats["chip0.core0.scalar.instructions"] > 0);
+    REQUIRE(r.stats["chip0.hbm.bytes_written"] >= 37 * 71 * 2);
+}
+
+TEST_CASE("GEMM with both operands turned and a BF16 C", "[gemm][layout]") {
+    require_exact(run_layout(true, true, numerics::dtype::bf16, small_chip()));
+}
+
+TEST_CASE("FP8 double-row GEMM with both operands turned and an FP8 C", "[gemm][layout]") {
+    tb::gemm_spec g;
+    g.m = 29, g.k = 100, g.n = 45;
+    g.dtype = numerics::dtype::fp8_e4m3;
+    g.a_rows = g.b_cols = true;
+    g.c_type = numerics::dtype::fp8_e4m3;
+    auto r = tb::run_gemm(small_chip({"chip.core.te.fp8_double_row=true"}), g, {});
+    require_exact(r);
+    REQUIRE(r.tiling.kt == 32);
+}
+
+TEST_CASE("a turned GEMM times the same without data", "[gemm][layout]") {
+    const double t_ns =
+        test::in_child_process([] { return run_layout(true, true, numerics::dtype::bf16, small_chip({"sim.functional=false"})).sim_ns; });
+    auto f = run_layout(true, true, numerics::dtype::bf16, small_chip());
+    require_exact(f);
+    REQUIRE(t_ns == f.sim_ns);
+}
+
 TEST_CASE("impossible GEMMs are rejected with a clear error", "[gemm][errors]") {
     auto cfg = small_chip();
     tb::gemm_spec g;
@@ -94,6 +157,9 @@ TEST_CASE("impossible GEMMs are rejected with a clear error", "[gemm][errors]") 
     REQUIRE_THROWS_WITH(tb::run_gemm(cfg, g, {}), Catch::Contains("dimensions must be >= 1"));
     g.m = g.k = g.n = 1 << 16;  // 16 GiB of FP32 C in a 1 GiB HBM
     REQUIRE_THROWS_WITH(tb::run_gemm(cfg, g, {}), Catch::Contains("HBM (chip.hbm.capacity_gib) holds"));
+    g.m = g.k = g.n = 64;
+    g.c_type = numerics::dtype::fp16;  // neither FP32 nor the input dtype
+    REQUIRE_THROWS_WITH(tb::run_gemm(cfg, g, {}), Catch::Contains("C is FP32 or the input dtype (bf16), not fp16"));
 }
 
 TEST_CASE("config validation names the key path", "[config][errors]") {

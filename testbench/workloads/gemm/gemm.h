@@ -1,5 +1,9 @@
-// The GEMM workload: C[M][N] (FP32) = A[M][K] * B[K][N], with A stored transposed (A^T, K x M, the stationary
-// operand's natural layout) and B stored K x N, both in the input dtype, all row-major in HBM.
+// The GEMM workload: C[M][N] = A[M][K] * B[K][N], operands in the input dtype, all row-major in HBM. By default A is
+// stored transposed (A^T, K x M) and B as K x N: the layouts the Tensor Engine reads, the contraction on SBUF
+// partitions. An operand stored the other way (A as M x K, B as B^T, N x K: a token-major activation, a weight used
+// transposed) is loaded tile by tile as it is and turned on the Vector Engine (vop::transpose) before its MATMULs.
+// C is FP32 (the PSUM accumulators stored as they are) or, with c_type, the input dtype: the Scalar Engine copies
+// each accumulator out of PSUM with the cast (round to nearest even) into SBUF, from where it is stored.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -15,6 +19,11 @@ struct gemm_spec {
     uint64_t m = 1024, k = 1024, n = 1024;
     numerics::dtype dtype = numerics::dtype::bf16;
     uint64_t seed = 1;
+    bool a_rows = false;   // A stored M x K (not A^T)
+    bool b_cols = false;   // B stored N x K (B^T, not B)
+    numerics::dtype c_type = numerics::dtype::fp32;  // FP32 or the input dtype
+    uint64_t a_pitch() const { return a_rows ? k : m; }  // elements per stored row
+    uint64_t b_pitch() const { return b_cols ? k : n; }
 };
 
 struct gemm_layout {

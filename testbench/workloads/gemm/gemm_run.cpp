@@ -19,10 +19,24 @@ using wall_clock = std::chrono::steady_clock;
 double since(wall_clock::time_point t) { return std::chrono::duration<double>(wall_clock::now() - t).count(); }
 } // namespace
 
+namespace {
+// The rows x cols row-major elements of `raw` (es bytes each) stored cols x rows.
+std::vector<uint8_t> transposed(const std::vector<uint8_t>& raw, uint64_t rows, uint64_t cols, uint64_t es) {
+    std::vector<uint8_t> out(raw.size());
+    for (uint64_t r = 0; r < rows; ++r)
+        for (uint64_t c = 0; c < cols; ++c) std::memcpy(&out[(c * rows + r) * es], &raw[(r * cols + c) * es], es);
+    return out;
+}
+} // namespace
+
 gemm_operands make_operands(const gemm_spec& g) {
     gemm_operands o;
     o.at = random_tensor(g.dtype, g.k * g.m, g.seed, o.a_raw);
     o.b = random_tensor(g.dtype, g.k * g.n, g.seed * 7919 + 1, o.b_raw);
+    // The same values in the layouts the spec stores (A as M x K, B as N x K).
+    const uint64_t es = numerics::size_of(g.dtype);
+    if (g.a_rows) o.a_raw = transposed(o.a_raw, g.k, g.m, es);
+    if (g.b_cols) o.b_raw = transposed(o.b_raw, g.k, g.n, es);
     return o;
 }
 
@@ -98,11 +112,15 @@ void check_gemm(gemm_result& r, platform::chip& chip, const gemm_layout& layout,
     const gemm_spec& g = r.spec;
     if (!ops) return;  // timing only: no data
     std::vector<float> c(g.m * g.n);
-    chip.host_read(layout.c_addr, c.data(), c.size() * 4);
-    r.c_digest = digest_hex(c.data(), c.size() * 4);
+    std::vector<uint8_t> c_raw(layout.c_bytes);
+    chip.host_read(layout.c_addr, c_raw.data(), c_raw.size());
+    numerics::decode(g.c_type, c_raw.data(), c.data(), c.size());
+    r.c_digest = digest_hex(c_raw.data(), c_raw.size());
     if (!check) return;
     r.checked = true;
     std::vector<float> gold = golden_gemm(ops->at, ops->b, g.m, g.k, g.n, r.tiling.kt, 2, progress_after_s);
+    if (g.c_type != numerics::dtype::fp32)  // the Scalar Engine's cast out of PSUM: round to nearest even
+        for (float& v : gold) v = numerics::quantize(g.c_type, v);
     for (uint64_t i = 0; i < c.size(); ++i) {
         if (std::memcmp(&c[i], &gold[i], 4) != 0) {
             if (r.mismatches == 0) {
