@@ -4,6 +4,9 @@
 
 #include "platforms/config/platform_config.h"
 #include "testbench/workloads/gemm/gemm_run.h"
+#include "platforms/single_chip/chip.h"
+#include "testbench/chip_probe.h"
+#include "testbench/verification/golden/golden_gemm.h"
 #include "tests/support/child_process.h"
 
 using namespace trnsim;
@@ -148,6 +151,48 @@ TEST_CASE("a turned GEMM times the same without data", "[gemm][layout]") {
     auto f = run_layout(true, true, numerics::dtype::bf16, small_chip());
     require_exact(f);
     REQUIRE(t_ns == f.sim_ns);
+}
+
+// Operands and C as blocks of columns of wider tensors (row pitches longer than their rows): the elements between
+// them are never read or written.
+TEST_CASE("GEMM on views: operands and C with row pitches longer than their rows", "[gemm][layout]") {
+    auto cfg = small_chip();
+    const auto& cc = cfg.chip;
+    tb::gemm_spec g;
+    g.m = 20, g.k = 40, g.n = 24;
+    g.a_rows = g.b_cols = true;
+    g.c_type = numerics::dtype::bf16;
+    g.seed = 5;
+    tb::gemm_layout l = tb::plan_layout(g, cc);
+    l.a_ld = 48, l.b_ld = 56, l.c_ld = 32;
+    l.b_addr = l.a_addr + 64 * 1024, l.c_addr = l.b_addr + 64 * 1024;
+    const tb::gemm_operands ops = tb::make_operands(g);  // a_raw: M x K dense, b_raw: N x K dense
+    platform::chip chip("chip0", cc);
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    const uint8_t sentinel[2] = {0x5a, 0x5a};
+    for (uint64_t a = l.c_addr; a < l.c_addr + g.m * 32 * 2; a += 2) chip.host_write(a, sentinel, 2);
+    for (uint64_t r = 0; r < g.m; ++r) chip.host_write(l.a_addr + r * 48 * 2, &ops.a_raw[r * g.k * 2], g.k * 2);
+    for (uint64_t r = 0; r < g.n; ++r) chip.host_write(l.b_addr + r * 56 * 2, &ops.b_raw[r * g.k * 2], g.k * 2);
+    auto progs = tb::compile_gemm(g, l, cc);
+    for (uint32_t c = 0; c < cc.cores; ++c) chip.cores[c]->load(std::move(progs[c]));
+    tb::run_to_completion(tb::make_chip_probe(chip), {});
+    const std::vector<float> gold = tb::golden_gemm(ops.at, ops.b, g.m, g.k, g.n, tb::plan_tiling(g, cc).kt);
+    uint64_t bad = 0, touched = 0;
+    for (uint64_t i = 0; i < g.m; ++i) {
+        std::vector<uint16_t> row(32);
+        chip.host_read(l.c_addr + i * 32 * 2, reinterpret_cast<uint8_t*>(row.data()), 64);
+        for (uint64_t j = 0; j < 32; ++j) {
+            if (j >= g.n) {
+                touched += row[j] != 0x5a5a;
+                continue;
+            }
+            bad += numerics::bf16_to_fp32(row[j]) != numerics::quantize(numerics::dtype::bf16, gold[i * g.n + j]);
+        }
+    }
+    REQUIRE(bad == 0);
+    REQUIRE(touched == 0);
+    l.c_ld = 10;  // shorter than C's 24 columns
+    REQUIRE_THROWS_WITH(tb::compile_gemm(g, l, cc), Catch::Contains("C's row pitch 10 is shorter than its rows (24 elements)"));
 }
 
 TEST_CASE("impossible GEMMs are rejected with a clear error", "[gemm][errors]") {

@@ -197,6 +197,47 @@ TEST_CASE("phase adam matches its reference") { check_phase(phase_kind::adam, 12
 TEST_CASE("phase softmax over a 40000-wide row matches its reference") { check_phase(phase_kind::softmax, 130, 40000); }
 TEST_CASE("phase rmsnorm over a 40000-wide row matches its reference") { check_phase(phase_kind::rmsnorm, 130, 40000); }
 
+// Tensors the caller placed: SwiGLU reading the gate and up halves of one T x 2F gate|up tensor (pitch 2F) and
+// writing a tensor of its own; RoPE on the q|k columns of a wider qkv tensor. The reference reads what is stored.
+static void check_bound_phase(phase_spec s) {
+    const auto cfg = load("trn2");
+    tb::sim_options so;
+    so.progress_after_s = 0;
+    const auto r = run_phase(cfg, s, so);
+    REQUIRE(r.checked);
+    for (const auto& c : r.checks) {
+        INFO(name_of(s.kind) << " " << c.name << ": error " << c.rel_err << " tolerance " << c.tolerance);
+        CHECK(c.pass);
+    }
+    CHECK(r.pass);
+}
+TEST_CASE("phase swiglu on the two halves of a gate|up tensor matches its reference") {
+    phase_spec s;
+    s.kind = phase_kind::swiglu, s.rows = 300, s.cols = 384;
+    const uint64_t base = load("trn2").chip.hbm_base + (64ull << 20);
+    s.at["g"] = {base, 768};
+    s.at["u"] = {base + 384 * 2, 768};
+    s.at["y"] = {base + (4ull << 20), 0};
+    check_bound_phase(s);
+}
+TEST_CASE("phase rope on the q|k columns of a qkv tensor matches its reference") {
+    phase_spec s;
+    s.kind = phase_kind::rope, s.rows = 200, s.cols = 256;
+    const uint64_t base = load("trn2").chip.hbm_base + (64ull << 20);
+    s.at["x"] = {base, 384};
+    s.at["y"] = {base + (4ull << 20), 0};
+    check_bound_phase(s);
+}
+TEST_CASE("a phase tensor bound under a name the phase does not have is refused") {
+    phase_spec s;
+    s.kind = phase_kind::add;
+    s.at["x"] = {0, 0};
+    CHECK_THROWS_WITH(compile_phase(load("trn2").chip, s), Catch::Contains("phase add 128 x 128: no tensor 'x' (it has a, b, y)"));
+    s.at.clear();
+    s.at["a"] = {0, 100};
+    CHECK_THROWS_WITH(compile_phase(load("trn2").chip, s), Catch::Contains("tensor a's row pitch 100 is shorter than its 128 columns"));
+}
+
 TEST_CASE("a phase's timing-only run takes the same time as its functional run") {
     phase_spec s;
     s.kind = phase_kind::softmax, s.rows = 1000, s.cols = 512;

@@ -29,6 +29,9 @@ struct gemm_spec {
 struct gemm_layout {
     uint64_t a_addr = 0, b_addr = 0, c_addr = 0;  // chip-global
     uint64_t a_bytes = 0, b_bytes = 0, c_bytes = 0;
+    // Elements from one stored row of an operand to the next (0: dense, the stored row's length): an operand or C
+    // that is a block of columns of a wider tensor (a head's columns of Q, K or V; a head's output in O).
+    uint64_t a_ld = 0, b_ld = 0, c_ld = 0;
 };
 
 // Where the operands go in HBM; throws std::invalid_argument for zero dims or operands that do not fit.

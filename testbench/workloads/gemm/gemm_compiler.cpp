@@ -84,7 +84,13 @@ public:
     gemm_emitter(const gemm_spec& g, const gemm_layout& l, const platform::chip_config& chip, uint64_t sbuf_bytes)
         : g(g), l(l), chip(chip), cc(chip.core), t(plan_tiling(g, chip)), es(numerics::size_of(g.dtype)),
           ces(numerics::size_of(g.c_type)), P(cc.sbuf.partitions), planes(uint32_t(ceil_div(t.kt, P))),
-          spb(cc.sbuf.partition_bytes), ppb(cc.psum.partition_bytes) {
+          spb(cc.sbuf.partition_bytes), ppb(cc.psum.partition_bytes), lda(l.a_ld ? l.a_ld : g.a_pitch()),
+          ldb(l.b_ld ? l.b_ld : g.b_pitch()), ldc(l.c_ld ? l.c_ld : g.n) {
+        const uint64_t dense[3] = {g.a_pitch(), g.b_pitch(), g.n}, given[3] = {lda, ldb, ldc};
+        for (int i = 0; i < 3; ++i)
+            if (given[i] < dense[i])
+                throw std::invalid_argument(std::string("gemm: ") + "ABC"[i] + "'s row pitch " + std::to_string(given[i]) +
+                                            " is shorter than its rows (" + std::to_string(dense[i]) + " elements)");
         const uint64_t room = sbuf_bytes ? std::min(sbuf_bytes, spb) : spb;
         if (g.a_rows && t.mt > P)
             throw std::invalid_argument("gemm: A stored M x K is turned in tiles of " + std::to_string(t.mt) +
@@ -221,20 +227,20 @@ private:
         for (size_t i = 0; i < ms.size(); ++i) {
             const uint64_t tile = buf + i * a_tile;
             if (g.a_rows)
-                load_turned(c, 0, b, free_wait, l.a_addr, g.a_pitch(), k, ms[i].first, ms[i].second,
+                load_turned(c, 0, b, free_wait, l.a_addr, lda, k, ms[i].first, ms[i].second,
                             buf + stage_off + i * a_stage, tile, 0, a_plane);
             else
-                load_direct(c, 0, b, free_wait, l.a_addr, g.a_pitch(), k, ms[i].first, ms[i].second, tile, a_plane);
+                load_direct(c, 0, b, free_wait, l.a_addr, lda, k, ms[i].first, ms[i].second, tile, a_plane);
         }
         for (size_t j = 0; j < ns.size(); ++j) {
             const uint64_t tile = buf + t.block_m * a_tile + j * b_tile;
             if (!g.b_cols) {
-                load_direct(c, 1, b, free_wait, l.b_addr, g.b_pitch(), k, ns[j].first, ns[j].second, tile, b_plane);
+                load_direct(c, 1, b, free_wait, l.b_addr, ldb, k, ns[j].first, ns[j].second, tile, b_plane);
                 continue;
             }
             const uint64_t stage = buf + stage_off + t.block_m * a_stage + j * b_stage;
             for (uint32_t r = 0; r < ns[j].second; r += P)
-                load_turned(c, 1, b, free_wait, l.b_addr, g.b_pitch(), k, ns[j].first + r,
+                load_turned(c, 1, b, free_wait, l.b_addr, ldb, k, ns[j].first + r,
                             std::min(P, ns[j].second - r), stage + (r / P) * uint64_t(t.kt) * es, tile, r, b_plane);
         }
         // Matmuls: every (i, j) accumulator of the block.
@@ -281,9 +287,9 @@ private:
             for (size_t j = 0; j < ns.size(); ++j) {
                 const uint32_t acc = uint32_t(i * t.block_n + j);
                 const uint64_t psum = uint64_t(acc) * t.nt * 4, slot = c_off + uint64_t(acc) * t.nt * ces;
-                const uint64_t dst = l.c_addr + (ms[i].first * g.n + ns[j].first) * ces;
+                const uint64_t dst = l.c_addr + (ms[i].first * ldc + ns[j].first) * ces;
                 if (g.c_type == numerics::dtype::fp32) {
-                    core::instruction in = dma_rows(win + cc.psum_base + psum, ppb, dst, g.n * 4,
+                    core::instruction in = dma_rows(win + cc.psum_base + psum, ppb, dst, ldc * 4,
                                                     uint64_t(ns[j].second) * 4, ms[i].second);
                     in.waits.push_back(done);
                     in.signal = int32_t(SEM_FREE + acc);
@@ -304,7 +310,7 @@ private:
                 v.out = {g.c_type, cc.sbuf_base + slot, spb};
                 progs[c].scalar.push_back(cp);
                 ++ct.free[acc];
-                core::instruction in = dma_rows(sbuf_of(c) + slot, spb, dst, g.n * ces, uint64_t(ns[j].second) * ces,
+                core::instruction in = dma_rows(sbuf_of(c) + slot, spb, dst, ldc * ces, uint64_t(ns[j].second) * ces,
                                                 ms[i].second);
                 in.waits.push_back({SEM_FREE + acc, ct.free[acc]});
                 in.signal = int32_t(SEM_CSTORE + acc);
@@ -321,6 +327,7 @@ private:
     const uint64_t es, ces;
     const uint32_t P, planes;
     const uint64_t spb, ppb;  // partition strides of SBUF and PSUM
+    const uint64_t lda, ldb, ldc;  // elements between stored rows of A (or A^T), B (or B^T), C
     uint64_t a_tile = 0, b_tile = 0, a_stage = 0, b_stage = 0, stage_off = 0, buf_bytes = 0, c_off = 0;
     uint32_t acc_count = 0, nbuf = 0;
     uint32_t SEM_MM = 0, SEM_STAGE = 0, SEM_TURN = 0, SEM_FREE = 0, SEM_CSTORE = 0;

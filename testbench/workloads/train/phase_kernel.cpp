@@ -86,6 +86,7 @@ kind_def def_of(phase_kind k) {
 struct hbm_tensor {
     tensor_def d;
     uint64_t addr;
+    uint64_t pitch;  // elements between rows (rows x cols tensors)
 };
 
 
@@ -138,12 +139,25 @@ phase_plan plan_phase(const platform::chip_config& cc, const phase_spec& s) {
         next += (bytes + 4095) / 4096 * 4096;
         return a;
     };
+    const bool norm_bwd = s.kind == phase_kind::rmsnorm_bwd;
+    for (const auto& [name, t] : s.at) {
+        bool known = norm_bwd && name == "dgain";
+        std::string names;
+        for (const auto& d : kd.hbm) known = known || name == d.name, names += std::string(names.empty() ? "" : ", ") + d.name;
+        if (!known) throw std::invalid_argument(what + ": no tensor '" + name + "' (it has " + names + (norm_bwd ? ", dgain" : "") + ")");
+        if (t.pitch && t.pitch < s.cols)
+            throw std::invalid_argument(what + ": tensor " + name + "'s row pitch " + std::to_string(t.pitch) +
+                                        " is shorter than its " + std::to_string(s.cols) + " columns");
+    }
     for (const auto& d : kd.hbm) {
         const uint64_t n = d.sh == shape::full ? s.rows * s.cols : d.sh == shape::row ? s.cols : s.rows;
-        hbm.push_back({d, place(n * esz(d.fp32))});
+        const auto it = s.at.find(d.name);
+        if (it != s.at.end()) hbm.push_back({d, it->second.addr, it->second.pitch ? it->second.pitch : s.cols});
+        else hbm.push_back({d, place(n * esz(d.fp32)), s.cols});
     }
-    const bool norm_bwd = s.kind == phase_kind::rmsnorm_bwd;
-    const uint64_t dgain_addr = norm_bwd ? place((s.rows + cc.core.sbuf.partitions - 1) / cc.core.sbuf.partitions * s.cols * 4) : 0;
+    const auto dg = s.at.find("dgain");
+    const uint64_t dgain_addr = !norm_bwd ? 0 : dg != s.at.end() ? dg->second.addr
+                                          : place((s.rows + cc.core.sbuf.partitions - 1) / cc.core.sbuf.partitions * s.cols * 4);
     if (next - cc.hbm_base > cc.hbm.capacity_bytes)
         throw std::invalid_argument(what + ": its tensors (" +
                                     std::to_string((next - cc.hbm_base - s.hbm_offset) >> 20) + " MiB" +
@@ -239,6 +253,10 @@ core::core_program emit_core(const platform::chip_config& cc, const phase_spec& 
     const uint64_t chunks = pl.chunks, units = pl.units, dgain_addr = pl.dgain_addr;
     const bool has_gain = pl.has_gain, norm_bwd = pl.norm_bwd, rope = pl.rope, multipass = pl.multipass;
     auto H = [&](const char* n) -> const hbm_tensor& { return pl.at(n); };
+    auto whole = [&](const hbm_tensor& t) {  // a rows x cols tensor, its rows `pitch` elements apart
+        return kernel_builder::hbm(t.addr, uint32_t(s.rows), uint32_t(t.pitch), t.d.name, t.d.fp32 ? F32 : s.dtype)
+            .cols(0, uint32_t(s.cols));
+    };
     const float inv_h = 1.0f / float(s.cols), eps = EPS;
     const float b1 = B1, b2 = B2, lr = LR, adam_eps = ADAM_EPS, bc1 = BC1, bc2 = BC2;
     kernel_builder kb(cc, c);
@@ -276,7 +294,8 @@ core::core_program emit_core(const platform::chip_config& cc, const phase_spec& 
             const auto& t = H(n);
             const auto type = t.d.fp32 ? F32 : s.dtype;
             if (t.d.sh == shape::col) return kernel_builder::hbm(t.addr, uint32_t(s.rows), 1, n, type).rows(r0, np);
-            return kernel_builder::hbm(t.addr, uint32_t(s.rows), uint32_t(s.cols), n, type).rows(r0, np).cols(c0, w);
+            if (t.d.sh == shape::row) return kernel_builder::hbm(t.addr, 1, uint32_t(s.cols), n, type).cols(c0, w);
+            return whole(t).rows(r0, np).cols(c0, w);
         };
         auto load = [&](const char* n) { kb.copy(S(n), T(n)); };
         if (multipass) {
@@ -293,11 +312,7 @@ core::core_program emit_core(const platform::chip_config& cc, const phase_spec& 
                         return kd.set[i].col ? stt[i].rows(0, np) : stt[i].rows(0, np).cols(0, kw);
                 throw std::logic_error(std::string("phase tile ") + n);
             };
-            auto Tk = [&](const char* n, uint32_t k0, uint32_t kw) {
-                return kernel_builder::hbm(H(n).addr, uint32_t(s.rows), uint32_t(s.cols), n, s.dtype)
-                    .rows(r0, np)
-                    .cols(k0, kw);
-            };
+            auto Tk = [&](const char* n, uint32_t k0, uint32_t kw) { return whole(H(n)).rows(r0, np).cols(k0, kw); };
             const tile M = accM.rows(0, np), Sum = accS.rows(0, np), C1 = accC.rows(0, np);
             const tile Tt = accT.rows(0, np), R = accR.rows(0, np);
             if (s.kind == phase_kind::softmax) {
@@ -383,9 +398,7 @@ core::core_program emit_core(const platform::chip_config& cc, const phase_spec& 
         case phase_kind::rope: {  // y1 = x1 cos1 - x2 sin1, y2 = x2 cos2 + x1 sin2 (halves 1 and 2 of the row)
             const uint32_t half = uint32_t(logical), W2 = uint32_t(W);
             auto blk = [&](const char* n, uint32_t k) {  // this unit's columns of half k of an HBM tensor
-                return kernel_builder::hbm(H(n).addr, uint32_t(s.rows), uint32_t(s.cols), n, s.dtype)
-                    .rows(r0, np)
-                    .cols(k * half + c0, w);
+                return whole(H(n)).rows(r0, np).cols(k * half + c0, w);
             };
             auto sb = [&](const char* n, uint32_t k) {  // and of its SBUF tile
                 for (size_t i = 0; i < kd.set.size(); ++i)
@@ -451,6 +464,15 @@ core::core_program emit_core(const platform::chip_config& cc, const phase_spec& 
     }
     instructions += kb.instructions();
     return kb.finish();
+}
+
+// The host's view of a tensor's `bytes` packed bytes: f(address, offset in the packed bytes, length) per stored run
+// (each row of a pitched rows x cols tensor, else the whole tensor).
+void rows_io(const phase_spec& s, const hbm_tensor& t, uint64_t bytes,
+             const std::function<void(uint64_t, uint64_t, uint64_t)>& f) {
+    if (t.d.sh != shape::full || t.pitch == s.cols) return f(t.addr, 0, bytes);
+    const uint64_t row = bytes / s.rows, es = row / s.cols;
+    for (uint64_t r = 0; r < s.rows; ++r) f(t.addr + r * t.pitch * es, r * row, row);
 }
 
 // --- reference: the FP64 value of every output from the inputs as stored (the golden models where they exist) ----
@@ -560,7 +582,7 @@ void check_outputs(platform::chip& chip, const phase_spec& s, const phase_plan& 
     auto got_of = [&](const hbm_tensor& t) {
         const auto type = t.d.fp32 ? F32 : s.dtype;
         std::vector<uint8_t> raw(elements(s, t) * numerics::size_of(type));
-        chip.host_read(t.addr, raw.data(), raw.size());
+        rows_io(s, t, raw.size(), [&](uint64_t addr, uint64_t off, uint64_t n) { chip.host_read(addr, &raw[off], n); });
         std::vector<float> f(elements(s, t));
         numerics::decode(type, raw.data(), f.data(), f.size());
         return std::vector<double>(f.begin(), f.end());
@@ -647,7 +669,7 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
             std::vector<uint8_t> raw(f.size() * numerics::size_of(type));
             numerics::encode(type, f.data(), raw.data(), f.size());
             numerics::decode(type, raw.data(), f.data(), f.size());
-            chip.host_write(t.addr, raw.data(), raw.size());
+            rows_io(s, t, raw.size(), [&](uint64_t addr, uint64_t off, uint64_t n) { chip.host_write(addr, &raw[off], n); });
             in[n].assign(f.begin(), f.end());
         }
     }

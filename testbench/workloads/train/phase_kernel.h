@@ -22,11 +22,22 @@
 
 namespace trnsim::train {
 
+// A tensor the caller placed: its chip-global address and the elements from one row to the next (0: the phase's
+// columns; a longer pitch makes the tensor a block of columns of a wider one, e.g. the gate half of gate|up).
+struct phase_tensor {
+    uint64_t addr = 0, pitch = 0;
+};
+
 struct phase_spec {
     phase_kind kind = phase_kind::add;
     uint64_t rows = 128, cols = 128;
     numerics::dtype dtype = numerics::dtype::bf16;
     uint64_t hbm_offset = 0;  // the tensors start this far above the HBM base (placement studies, replay checks)
+    // Tensors by name where the caller put them (a step chains its operations through them); the others are placed
+    // from hbm_base + hbm_offset. Names: add a b y; copy a y; swiglu g u y; swiglu_bwd g u dy dg du; rope x cos sin
+    // y; rmsnorm x gain y rstd; rmsnorm_bwd x dy gain rstd dx, and dgain (FP32, one partial row per 128-row tile);
+    // softmax s p; softmax_bwd p dp ds; adam param m v grad w. Pitches apply to rows x cols tensors.
+    std::map<std::string, phase_tensor> at;
     uint64_t seed = 1;        // functional runs: the inputs' seeded random values
     bool compile_only = false;  // build the programs (every mapping check) and return before simulating
 };
