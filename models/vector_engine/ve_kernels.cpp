@@ -22,6 +22,7 @@ const char* name_of(vop op) {
     case vop::reduce_sum_part: return "reduce_sum_part";
     case vop::reduce_max_part: return "reduce_max_part";
     case vop::transpose: return "transpose";
+    case vop::causal_mask: return "causal_mask";
     }
     return "?";
 }
@@ -175,7 +176,9 @@ std::string check(const vec_args& a, const ve_config& cfg, uint32_t partitions) 
     if (a.op == vop::transpose && a.free > partitions)
         return "transpose of free size " + std::to_string(a.free) + " exceeds the " + std::to_string(partitions) +
                " partitions it becomes";
-    if (uint8_t(a.op) > uint8_t(vop::transpose)) return "unknown vector opcode " + std::to_string(int(a.op));
+    if (a.op == vop::causal_mask && (a.bias != std::floor(a.bias) || std::fabs(a.bias) > 16777216.0f))
+        return "causal_mask offset (bias) " + std::to_string(a.bias) + " is not a whole number of at most 2^24";
+    if (uint8_t(a.op) > uint8_t(vop::causal_mask)) return "unknown vector opcode " + std::to_string(int(a.op));
     if (uint8_t(a.fn) > uint8_t(act_fn::relu)) return "unknown activation " + std::to_string(int(a.fn));
     if (cfg.scalar) {
         const bool ok = a.op == vop::scale_bias || a.op == vop::copy || a.op == vop::act || a.op == vop::reduce_sum_free;
@@ -246,6 +249,12 @@ void compute(const vec_args& a, const float* A, const float* B, float* O) {
         for (uint64_t p = 0; p < P; ++p)
             for (uint64_t f = 0; f < F; ++f) O[f * P + p] = A[p * F + f];
         return;
+    case vop::causal_mask: {
+        const int64_t d = int64_t(a.bias);
+        for (uint64_t p = 0; p < P; ++p)
+            for (uint64_t f = 0; f < F; ++f) O[p * F + f] = int64_t(f) <= int64_t(p) + d ? A[p * F + f] : -INF;
+        return;
+    }
     }
 }
 

@@ -24,6 +24,8 @@ enum class vop : uint8_t {
     reduce_sum_free, reduce_max_free,   // out[p][0] = sum/max over f of a[p][f]
     reduce_sum_part, reduce_max_part,   // out[0][f] = sum/max over p of a[p][f]
     transpose,    // out[f][p] = a[p][f] (free <= partitions of the memory)
+    causal_mask,  // out[p][f] = a[p][f] where f <= p + bias, else -inf (an affine select: the causal mask of a tile
+                  // of attention scores whose first row is query bias + first column; bias a whole number)
 };
 
 enum class act_fn : uint8_t { identity, exp, gelu, silu, sigmoid, rsqrt, reciprocal, sqrt, square, relu };

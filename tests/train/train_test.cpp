@@ -228,6 +228,24 @@ TEST_CASE("phase rope on the q|k columns of a qkv tensor matches its reference")
     s.at["y"] = {base + (4ull << 20), 0};
     check_bound_phase(s);
 }
+// Attention's softmax: scaled by 1/sqrt(d), causal within blocks of `seq` query rows (two blocks here), and its
+// backward with the same scale; a causal softmax over rows too long for SBUF (masked chunk by chunk).
+TEST_CASE("phase softmax with a scale and a causal mask matches its reference") {
+    phase_spec s;
+    s.kind = phase_kind::softmax, s.rows = 512, s.cols = 256, s.scale = 0.125f, s.causal_block = 256;
+    check_bound_phase(s);
+}
+TEST_CASE("phase softmax_bwd with a scale matches its reference") {
+    phase_spec s;
+    s.kind = phase_kind::softmax_bwd, s.rows = 300, s.cols = 256, s.scale = 0.125f;
+    check_bound_phase(s);
+}
+TEST_CASE("phase softmax causal over a 40000-wide row matches its reference") {
+    phase_spec s;
+    s.kind = phase_kind::softmax, s.rows = 256, s.cols = 40000, s.scale = 0.5f, s.causal_block = 20096;
+    check_bound_phase(s);
+}
+
 TEST_CASE("a phase tensor bound under a name the phase does not have is refused") {
     phase_spec s;
     s.kind = phase_kind::add;
@@ -236,6 +254,11 @@ TEST_CASE("a phase tensor bound under a name the phase does not have is refused"
     s.at.clear();
     s.at["a"] = {0, 100};
     CHECK_THROWS_WITH(compile_phase(load("trn2").chip, s), Catch::Contains("tensor a's row pitch 100 is shorter than its 128 columns"));
+    s.at.clear();
+    s.causal_block = 256;
+    CHECK_THROWS_WITH(compile_phase(load("trn2").chip, s), Catch::Contains("a causal mask applies to a softmax"));
+    s.kind = phase_kind::softmax, s.causal_block = 100;
+    CHECK_THROWS_WITH(compile_phase(load("trn2").chip, s), Catch::Contains("(100) are a multiple of the 128 SBUF partitions"));
 }
 
 TEST_CASE("a phase's timing-only run takes the same time as its functional run") {

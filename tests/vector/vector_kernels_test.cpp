@@ -160,6 +160,23 @@ TEST_CASE("elementwise ops with broadcasts and reductions along both dimensions 
     CHECK(of == 2);
 }
 
+TEST_CASE("causal_mask keeps the scores a query may see and sets the rest to -inf", "[vector]") {
+    // 3 x 4 tile whose first row is query 5 and first column key 4 (offset 1): row p sees columns f <= p + 1.
+    std::vector<float> a(12), out(12);
+    for (int i = 0; i < 12; ++i) a[i] = float(i + 1);
+    vec_args v;
+    v.parts = 3, v.free = 4, v.op = vop::causal_mask, v.bias = 1;
+    compute(v, a.data(), nullptr, out.data());
+    const float NI = -std::numeric_limits<float>::infinity();
+    CHECK(out == std::vector<float>{1, 2, NI, NI, 5, 6, 7, NI, 9, 10, 11, 12});
+    v.bias = -2;  // a tile right of the diagonal's start: row p sees f <= p - 2
+    compute(v, a.data(), nullptr, out.data());
+    CHECK(out == std::vector<float>{NI, NI, NI, NI, NI, NI, NI, NI, 9, NI, NI, NI});
+    ve_config vc;
+    v.bias = 0.5f;
+    CHECK_THAT(check(v, vc, 128), Catch::Contains("causal_mask offset (bias) 0.5"));
+}
+
 TEST_CASE("shape and engine checks name what is wrong", "[vector]") {
     ve_config vc, sc;
     sc.scalar = true;

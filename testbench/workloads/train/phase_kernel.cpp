@@ -123,6 +123,10 @@ phase_plan plan_phase(const platform::chip_config& cc, const phase_spec& s) {
                              std::to_string(s.cols);
     if (s.rows == 0 || s.cols == 0) throw std::invalid_argument(what + ": empty tensor");
     if (s.cols > 0xFFFFFFFFull) throw std::invalid_argument(what + ": too many columns");
+    if (s.causal_block && (s.kind != phase_kind::softmax || s.causal_block % cc.core.sbuf.partitions))
+        throw std::invalid_argument(what + ": a causal mask applies to a softmax whose blocks of queries (" +
+                                    std::to_string(s.causal_block) + ") are a multiple of the " +
+                                    std::to_string(cc.core.sbuf.partitions) + " SBUF partitions");
     if (s.kind == phase_kind::rope && s.cols % 2)
         throw std::invalid_argument(what + ": RoPE rotates column pairs, the width must be even");
     const kind_def kd = def_of(s.kind);
@@ -298,6 +302,11 @@ core::core_program emit_core(const platform::chip_config& cc, const phase_spec& 
             return whole(t).rows(r0, np).cols(c0, w);
         };
         auto load = [&](const char* n) { kb.copy(S(n), T(n)); };
+        // The causal mask of this unit's scores from column k0: its first row is query r0 mod causal_block.
+        auto mask = [&](const tile& x, uint64_t k0) {
+            if (s.causal_block)
+                kb.unary(vop::causal_mask, x, x, 1.0f, float(int64_t(r0 % s.causal_block) - int64_t(k0)));
+        };
         if (multipass) {
             uint64_t piece = 0;
             auto chunk_pass = [&](const std::function<void(const std::vector<tile>&, uint32_t, uint32_t, bool)>& f) {
@@ -319,18 +328,19 @@ core::core_program emit_core(const platform::chip_config& cc, const phase_spec& 
                 chunk_pass([&](const std::vector<tile>& stt, uint32_t k0, uint32_t kw, bool first) {
                     const tile x = Sk(stt, "s", kw), e = Sk(stt, "e", kw);
                     kb.copy(x, Tk("s", k0, kw));
+                    mask(x, k0);
                     kb.unary(vop::reduce_max_free, C1, x);
                     if (first) {
                         kb.unary(vop::copy, M, C1);
                     } else {  // Sum *= exp(M - max(M, chunk max)); M = max(M, chunk max)
                         kb.binary(vop::max, Tt, M, C1);
                         kb.binary(vop::sub, C1, M, Tt);
-                        kb.act(C1, C1, act_fn::exp);
+                        kb.act(C1, C1, act_fn::exp, s.scale);
                         kb.binary(vop::mul, Sum, Sum, C1);
                         kb.unary(vop::copy, M, Tt);
                     }
                     kb.binary(vop::sub, e, x, M, bcast::column);
-                    kb.act(e, e, act_fn::exp);
+                    kb.act(e, e, act_fn::exp, s.scale);
                     kb.unary(vop::reduce_sum_free, first ? Sum : C1, e);
                     if (!first) kb.binary(vop::add, Sum, Sum, C1);
                 });
@@ -338,8 +348,9 @@ core::core_program emit_core(const platform::chip_config& cc, const phase_spec& 
                 chunk_pass([&](const std::vector<tile>& stt, uint32_t k0, uint32_t kw, bool) {
                     const tile x = Sk(stt, "s", kw), e = Sk(stt, "e", kw), pt = Sk(stt, "p", kw);
                     kb.copy(x, Tk("s", k0, kw));
+                    mask(x, k0);
                     kb.binary(vop::sub, e, x, M, bcast::column);
-                    kb.act(e, e, act_fn::exp);
+                    kb.act(e, e, act_fn::exp, s.scale);
                     kb.binary(vop::mul, pt, e, R, bcast::column);
                     kb.copy(Tk("p", k0, kw), pt);
                 });
@@ -436,9 +447,10 @@ core::core_program emit_core(const platform::chip_config& cc, const phase_spec& 
         }
         case phase_kind::softmax:
             load("s");
+            mask(S("s"), c0);
             kb.unary(vop::reduce_max_free, S("mx"), S("s"));
             kb.binary(vop::sub, S("e"), S("s"), S("mx"), bcast::column);
-            kb.act(S("e"), S("e"), act_fn::exp);
+            kb.act(S("e"), S("e"), act_fn::exp, s.scale);
             kb.unary(vop::reduce_sum_free, S("sm"), S("e"));
             kb.act(S("rs"), S("sm"), act_fn::reciprocal);
             kb.binary(vop::mul, S("p"), S("e"), S("rs"), bcast::column);
@@ -450,6 +462,7 @@ core::core_program emit_core(const platform::chip_config& cc, const phase_spec& 
             kb.unary(vop::reduce_sum_free, S("s"), S("t"));
             kb.binary(vop::sub, S("u"), S("dp"), S("s"), bcast::column);
             kb.binary(vop::mul, S("ds"), S("p"), S("u"));
+            if (s.scale != 1.0f) kb.unary(vop::scale_bias, S("ds"), S("ds"), s.scale);
             store("ds", "ds");
             break;
         case phase_kind::adam: {
@@ -543,8 +556,10 @@ tensors phase_reference(const phase_spec& s, const tensors& in) {
         auto& p = w["p"] = A("s");
         for (uint64_t i = 0; i < R; ++i) {
             double mx = -INFINITY, sum = 0;
-            for (uint64_t c = 0; c < C; ++c) mx = std::max(mx, p[i * C + c]);
-            for (uint64_t c = 0; c < C; ++c) sum += (p[i * C + c] = std::exp(p[i * C + c] - mx));
+            const uint64_t seen = s.causal_block ? i % s.causal_block + 1 : C;  // keys the query may see
+            for (uint64_t c = 0; c < seen; ++c) mx = std::max(mx, p[i * C + c]);
+            for (uint64_t c = 0; c < C; ++c)
+                sum += (p[i * C + c] = c < seen ? std::exp(double(s.scale) * (p[i * C + c] - mx)) : 0.0);
             for (uint64_t c = 0; c < C; ++c) p[i * C + c] /= sum;
         }
         break;
@@ -554,7 +569,7 @@ tensors phase_reference(const phase_spec& s, const tensors& in) {
         for (uint64_t i = 0; i < R; ++i) {
             double dot = 0;
             for (uint64_t c = 0; c < C; ++c) dot += A("p")[i * C + c] * A("dp")[i * C + c];
-            for (uint64_t c = 0; c < C; ++c) ds[i * C + c] = A("p")[i * C + c] * (A("dp")[i * C + c] - dot);
+            for (uint64_t c = 0; c < C; ++c) ds[i * C + c] = double(s.scale) * A("p")[i * C + c] * (A("dp")[i * C + c] - dot);
         }
         break;
     }

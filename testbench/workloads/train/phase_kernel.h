@@ -38,6 +38,11 @@ struct phase_spec {
     // y; rmsnorm x gain y rstd; rmsnorm_bwd x dy gain rstd dx, and dgain (FP32, one partial row per 128-row tile);
     // softmax s p; softmax_bwd p dp ds; adam param m v grad w. Pitches apply to rows x cols tensors.
     std::map<std::string, phase_tensor> at;
+    // Attention's softmax: p = softmax(scale * s) over each row, the scores a query may not see (causal_block > 0:
+    // rows are blocks of causal_block queries, row r is query r mod causal_block, column c key c; a multiple of the
+    // SBUF partitions) masked first; softmax_bwd: ds = scale * p (dp - sum(p dp)).
+    float scale = 1.0f;
+    uint64_t causal_block = 0;
     uint64_t seed = 1;        // functional runs: the inputs' seeded random values
     bool compile_only = false;  // build the programs (every mapping check) and return before simulating
 };
