@@ -75,6 +75,7 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
                                         "(chips.model: \"full\") or every one light; this platform mixes them");
         lowering_layout L = full_chip_layout(cfg, s);
         if (opt.copy_piece) L.copy_piece = opt.copy_piece;
+        use_cores(L, opt.first_core, opt.cores);
         lowered_collective low = lower(s, L);
         size_t to_spawn = 0;
         for (const auto& chip_programs : low.programs)
@@ -87,7 +88,7 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
         r.remote_signals = low.remote_signals;
         std::vector<core::neuron_core*> cores;
         for (uint32_t c = 0; c < r.chips; ++c)
-            for (uint32_t k = 0; k < L.cores; ++k) {
+            for (uint32_t k = L.first_core; k < L.first_core + L.cores; ++k) {
                 cores.push_back(plat.full_chip(c)->cores[k].get());
                 cores.back()->load(std::move(low.programs[c][k]));
             }
@@ -213,6 +214,16 @@ uint64_t compare_outputs(const collective::schedule& s, const std::vector<std::v
         }
     }
     return mismatches;
+}
+
+void use_cores(lowering_layout& L, uint32_t first, uint32_t count) {
+    const uint32_t all = L.first_core + L.cores;
+    if (count == 0) count = all - first;
+    if (first >= all || count > all - first)
+        throw std::invalid_argument("collective: cores " + std::to_string(first) + " .. " +
+                                    std::to_string(first + count - 1) + " are not among the chip's " +
+                                    std::to_string(all));
+    L.first_core = first, L.cores = count;
 }
 
 lowering_layout full_chip_layout(const platform::platform_config& cfg, const collective::schedule& s, uint64_t hbm_from,

@@ -25,6 +25,8 @@ struct collective_options {
     std::function<void(platform::multichip_platform&)> on_platform;
     // Full chips: copies cut in DMA instructions of at most this many bytes (0: lowering_layout's default).
     uint64_t copy_piece = 0;
+    // Full chips: the cores the collective runs on, [first_core, first_core + cores) (cores 0: all of them).
+    uint32_t first_core = 0, cores = 0;
 };
 
 struct collective_result {
@@ -62,6 +64,9 @@ struct lowering_layout;
 // `sem_first` (semaphores left to another program): where to start when the chips run something else too.
 lowering_layout full_chip_layout(const platform::platform_config& cfg, const collective::schedule& s,
                                  uint64_t hbm_from = 0, uint64_t sbuf_from = 0, uint32_t sem_first = 0);
+// Runs the collective of layout L on `count` cores from `first` (count 0: the rest of the chip's); throws
+// std::invalid_argument if they are not among the chip's cores.
+void use_cores(lowering_layout& L, uint32_t first, uint32_t count);
 
 // Every chip's expected output (collective::execute_reference on the inputs fill_input makes from `seed`).
 std::vector<std::vector<uint8_t>> reference_outputs(const collective::schedule& s, uint32_t chips, uint64_t seed);

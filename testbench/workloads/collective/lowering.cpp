@@ -71,16 +71,18 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
     const uint32_t C = L.cores;
     const size_t agents = size_t(n) * C;
     auto chip_of = [C](uint32_t agent) { return agent / C; };
-    auto window = [&](uint32_t agent) { return L.core_base + uint64_t(agent % C) * L.core_stride; };
+    auto window = [&](uint32_t agent) { return L.core_base + uint64_t(L.first_core + agent % C) * L.core_stride; };
 
     lowered_collective out;
-    out.programs.assign(n, std::vector<core::core_program>(C));
+    out.programs.assign(n, std::vector<core::core_program>(L.first_core + C));
     for (auto& chip : out.programs)
         for (auto& p : chip) {
             p.dma.resize(2 * L.dma_queues);  // the second half: semaphore signals
             p.semaphores = L.sem_first;
         }
-    auto prog = [&](uint32_t agent) -> core::core_program& { return out.programs[chip_of(agent)][agent % C]; };
+    auto prog = [&](uint32_t agent) -> core::core_program& {
+        return out.programs[chip_of(agent)][L.first_core + agent % C];
+    };
     std::vector<uint32_t> next_queue(agents, 0), next_signal_queue(agents, 0), next_slot(agents, 0), next_core(n, 0);
     auto new_sem = [&](uint32_t agent) { return prog(agent).semaphores++; };
     auto push_dma = [&](uint32_t agent, core::instruction in) {
@@ -257,7 +259,7 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
                 const uint32_t r = new_sem(z);
                 if (r >= L.max_semaphores)
                     throw std::invalid_argument("collective lowering: chip " + std::to_string(chip_of(z)) + " core " +
-                                                std::to_string(z % C) + " needs more than " +
+                                                std::to_string(L.first_core + z % C) + " needs more than " +
                                                 std::to_string(L.max_semaphores) +
                                                 " semaphores (its registers); use fewer chunks or larger tiles");
                 remote_sem[key(z, i, a)] = r;

@@ -14,8 +14,8 @@
 //                step waits on a semaphore that the other chip's DMA signals when the step is done, by writing the
 //                waiting core's semaphore register over the fabric (core_config::sem_base; one 8-byte write, whose
 //                data is ignored).
-// The work is spread over the chip's first `cores` NeuronCores: copies run on core 0 and a reduce's tiles rotate over
-// the others (each core stages in its own SBUF and adds on its own Vector Engine; a DMA engine serves its
+// The work is spread over `cores` NeuronCores of the chip from first_core (0 unless the layout says otherwise):
+// copies to other chips run on the first of them and a reduce's tiles rotate over the others (each core stages in its own SBUF and adds on its own Vector Engine; a DMA engine serves its
 // descriptors in order, so a copy's descriptors on a core would sit in front of that core's tile loads); on a core, DMA instructions rotate over
 // `dma_queues` queues and are dealt to that core's DMA engines, and the semaphore signals rotate over as many queues
 // of their own (a signal waits for its step: in a data queue it would hold up the transfers behind it). A dependency between two cores of one chip is a
@@ -36,7 +36,12 @@ namespace trnsim::tb {
 struct lowering_layout {
     uint64_t input = 0, output = 0, scratch = 0;  // chip-local addresses of the three buffers (in HBM)
     uint64_t signal_word = 0;   // chip-local address of 8 readable bytes (the source of remote signal writes)
-    uint32_t cores = 1;         // NeuronCores used per chip (0 .. cores-1)
+    uint32_t cores = 1;         // NeuronCores used per chip: first_core .. first_core + cores - 1
+    // Collectives that run at the same time on a chip (a step's tensor-parallel all-reduces and its gradient
+    // buckets) each on cores of their own, so that neither waits behind the other's descriptors in a DMA engine's
+    // queue (the model's engines serve their descriptors in order; the hardware arbitrates between 16 queues per
+    // engine, docs/sources.md). The programs of the cores below first_core are empty.
+    uint32_t first_core = 0;
     uint64_t core_base = 0, core_stride = 0;  // chip-local address of core i's window: core_base + i * core_stride
     uint64_t sbuf_core = 0;     // core-local address of the SBUF (the Vector Engine's operands)
     uint64_t sem_core = 0;      // core-local address of semaphore register 0

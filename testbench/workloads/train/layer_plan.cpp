@@ -1,5 +1,7 @@
 #include "testbench/workloads/train/layer_plan.h"
 
+#include <cmath>
+
 #include "models/numerics/dtype.h"
 
 namespace trnsim::train {
@@ -22,11 +24,15 @@ const char* name_of(phase_kind k) {
 
 namespace {
 
-layer_op gemm(std::string name, uint64_t m, uint64_t k, uint64_t n, uint32_t count = 1) {
+// A GEMM of the step: `layout` names how A and B are stored ("mk" or "km", "kn" or "nk"); C in the model dtype.
+layer_op gemm(std::string name, uint64_t m, uint64_t k, uint64_t n, const char* a, const char* b, uint32_t count = 1) {
     layer_op o;
     o.k = layer_op::kind::gemm;
     o.name = std::move(name);
     o.m = m, o.kk = k, o.n = n, o.count = count;
+    o.a_rows = std::string(a) == "mk";
+    o.b_cols = std::string(b) == "nk";
+    o.c_model = true;
     return o;
 }
 layer_op phase(std::string name, phase_kind pk, uint64_t rows, uint64_t cols) {
@@ -43,10 +49,17 @@ layer_op allreduce(std::string name, uint64_t bytes) {
     o.bytes = bytes;
     return o;
 }
-// y = x W with x: T x in, W: in x out. Backward: dx = dy W^T (T x out x in), dW = x^T dy (in x T x out).
+// y = x W with x: T x in (token-major), W: in x out. Backward: dx = dy W^T (T x out x in: dy token-major, W read
+// transposed), dW = x^T dy (in x T x out: x and dy token-major are A^T and B as the Tensor Engine reads them).
 void linear_bwd(std::vector<layer_op>& v, const std::string& n, uint64_t T, uint64_t in, uint64_t out) {
-    v.push_back(gemm("bwd." + n + ".dgrad", T, out, in));
-    v.push_back(gemm("bwd." + n + ".wgrad", in, T, out));
+    v.push_back(gemm("bwd." + n + ".dgrad", T, out, in, "mk", "nk"));
+    v.push_back(gemm("bwd." + n + ".wgrad", in, T, out, "km", "kn"));
+}
+layer_op softmax(std::string name, phase_kind k, uint64_t rows, uint64_t cols, float scale, uint64_t causal) {
+    layer_op o = phase(std::move(name), k, rows, cols);
+    o.scale = scale;
+    o.causal_block = causal;
+    return o;
 }
 
 }  // namespace
@@ -63,18 +76,21 @@ layer_plan plan_layer(const model_spec& m, const parallel_plan& p) {
 
     auto& f = lp.fwd;
     f.push_back(phase("fwd.norm1", phase_kind::rmsnorm, T, H));
-    f.push_back(gemm("fwd.qkv", T, H, qkv));
+    const float scale = float(1.0 / std::sqrt(double(d)));
+    // Activations token-major (T x features), so every forward GEMM reads its A as stored (M x K) and writes C in
+    // the model dtype; scores = Q K^T reads K as B^T.
+    f.push_back(gemm("fwd.qkv", T, H, qkv, "mk", "kn"));
     f.push_back(phase("fwd.rope", phase_kind::rope, T, (h + kv) * d));
-    f.push_back(gemm("fwd.scores", S, d, S, heads_mb));
-    f.push_back(phase("fwd.softmax", phase_kind::softmax, heads_mb * S, S));
-    f.push_back(gemm("fwd.pv", S, S, d, heads_mb));
-    f.push_back(gemm("fwd.out", T, h * d, H));
+    f.push_back(gemm("fwd.scores", S, d, S, "mk", "nk", heads_mb));
+    f.push_back(softmax("fwd.softmax", phase_kind::softmax, heads_mb * S, S, scale, S));
+    f.push_back(gemm("fwd.pv", S, S, d, "mk", "kn", heads_mb));
+    f.push_back(gemm("fwd.out", T, h * d, H, "mk", "kn"));
     if (tp) f.push_back(allreduce("fwd.attn.allreduce", act));
     f.push_back(phase("fwd.residual1", phase_kind::add, T, H));
     f.push_back(phase("fwd.norm2", phase_kind::rmsnorm, T, H));
-    f.push_back(gemm("fwd.gate_up", T, H, 2 * F));
+    f.push_back(gemm("fwd.gate_up", T, H, 2 * F, "mk", "kn"));
     f.push_back(phase("fwd.swiglu", phase_kind::swiglu, T, F));
-    f.push_back(gemm("fwd.down", T, F, H));
+    f.push_back(gemm("fwd.down", T, F, H, "mk", "kn"));
     if (tp) f.push_back(allreduce("fwd.mlp.allreduce", act));
     f.push_back(phase("fwd.residual2", phase_kind::add, T, H));
 
@@ -87,18 +103,18 @@ layer_plan plan_layer(const model_spec& m, const parallel_plan& p) {
     b.push_back(phase("bwd.norm2", phase_kind::rmsnorm_bwd, T, H));
     b.push_back(phase("bwd.residual1", phase_kind::add, T, H));
     linear_bwd(b, "out", T, h * d, H);
-    b.push_back(gemm("bwd.pv.dp", S, d, S, heads_mb));   // dP = dO V^T
-    b.push_back(gemm("bwd.pv.dv", S, S, d, heads_mb));   // dV = P^T dO
-    b.push_back(phase("bwd.softmax", phase_kind::softmax_bwd, heads_mb * S, S));
-    b.push_back(gemm("bwd.scores.dq", S, S, d, heads_mb));  // dQ = dS K
-    b.push_back(gemm("bwd.scores.dk", S, S, d, heads_mb));  // dK = dS^T Q
+    b.push_back(gemm("bwd.pv.dp", S, d, S, "mk", "nk", heads_mb));   // dP = dO V^T
+    b.push_back(gemm("bwd.pv.dv", S, S, d, "km", "kn", heads_mb));   // dV = P^T dO
+    b.push_back(softmax("bwd.softmax", phase_kind::softmax_bwd, heads_mb * S, S, scale, 0));
+    b.push_back(gemm("bwd.scores.dq", S, S, d, "mk", "kn", heads_mb));  // dQ = dS K
+    b.push_back(gemm("bwd.scores.dk", S, S, d, "km", "kn", heads_mb));  // dK = dS^T Q
     b.push_back(phase("bwd.rope", phase_kind::rope, T, (h + kv) * d));
     linear_bwd(b, "qkv", T, H, qkv);
     if (tp) b.push_back(allreduce("bwd.attn.allreduce", act));
     b.push_back(phase("bwd.norm1", phase_kind::rmsnorm_bwd, T, H));
 
     lp.head_fwd.push_back(phase("head.norm", phase_kind::rmsnorm, T, H));
-    lp.head_fwd.push_back(gemm("head.logits", T, H, V));
+    lp.head_fwd.push_back(gemm("head.logits", T, H, V, "mk", "kn"));
     lp.head_fwd.push_back(phase("head.softmax", phase_kind::softmax, T, V));
     lp.head_bwd.push_back(phase("head.dlogits", phase_kind::add, T, V));  // softmax - one-hot
     linear_bwd(lp.head_bwd, "head", T, H, V);
@@ -111,6 +127,10 @@ layer_plan plan_layer(const model_spec& m, const parallel_plan& p) {
     lp.layer_params_per_chip = H * qkv + h * d * H + 3 * H * F + 2 * H;
     lp.head_params_per_chip = V * H + H;
     return lp;
+}
+
+layer_op adam_op(uint64_t params, std::string name) {
+    return phase(std::move(name), phase_kind::adam, 128, (params + 127) / 128);
 }
 
 double step_model_flops(const model_spec& m, const parallel_plan& p, const layer_plan& lp) {

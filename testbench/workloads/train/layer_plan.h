@@ -35,6 +35,12 @@ struct layer_op {
     uint64_t rows = 0, cols = 0;    // phase: a rows x cols tensor (rows are tokens or score rows)
     uint64_t bytes = 0;             // tp_allreduce: message size per chip
     uint32_t count = 1;             // identical instances (attention heads of this chip and micro-batch)
+    // gemm: the operands as the step stores them (gemm.h): A as M x K (a token-major activation) rather than A^T,
+    // B as N x K (a weight or activation used transposed) rather than K x N, C in the model dtype rather than FP32.
+    bool a_rows = false, b_cols = false, c_model = false;
+    // phase softmax / softmax_bwd: attention's scale 1 / sqrt(head dim) and causal mask (phase_kernel.h).
+    float scale = 1.0f;
+    uint64_t causal_block = 0;
     double flops() const { return k == kind::gemm ? 2.0 * double(m) * double(kk) * double(n) * count : 0.0; }
 };
 
@@ -48,6 +54,9 @@ struct layer_plan {
 };
 
 layer_plan plan_layer(const model_spec& m, const parallel_plan& p);
+
+// Adam over `params` parameters of one chip: a phase on a 128-row tensor (the parameters laid out flat).
+layer_op adam_op(uint64_t params, std::string name);
 
 // Model FLOPs of one step (all chips; matmuls, forward + backward, no recomputation): the numerator of MFU.
 double step_model_flops(const model_spec& m, const parallel_plan& p, const layer_plan& lp);

@@ -32,22 +32,23 @@ using json = nlohmann::json;
 // What one simulation computes.
 struct sim_req {
     std::string kind;  // gemm | phase | tp_allreduce | dp_allreduce | send | barrier
-    uint64_t m = 0, k = 0, n = 0;
-    uint32_t count = 1;  // gemm: heads side by side (whole_step.h)
-    phase_kind ph = phase_kind::add;
-    uint64_t rows = 0, cols = 0, offset = 0;
+    layer_op op;       // gemm, phase: the operation (count > 1: heads side by side, whole_step.h)
+    uint64_t offset = 0;  // phase: its tensors' place above the HBM base
     uint64_t bytes = 0;
     std::string use;  // the first operation that needs it ("bwd.norm1"), for messages
     std::string key() const {
         std::ostringstream o;
-        o << kind << ' ' << m << ' ' << k << ' ' << n << ' ' << count << ' ' << int(ph) << ' ' << rows << ' ' << cols << ' '
-          << offset << ' ' << bytes;
+        o << kind << ' ' << op.m << ' ' << op.kk << ' ' << op.n << ' ' << op.count << ' ' << op.a_rows << op.b_cols
+          << op.c_model << ' ' << int(op.phase) << ' ' << op.rows << ' ' << op.cols << ' ' << op.scale << ' '
+          << op.causal_block << ' ' << offset << ' ' << bytes;
         return o.str();
     }
     std::string what() const {
         std::ostringstream o;
-        if (kind == "gemm") o << "gemm " << m << "x" << k << "x" << n << (count > 1 ? " x" + std::to_string(count) + " side by side" : "");
-        else if (kind == "phase") o << "phase " << name_of(ph) << " " << rows << "x" << cols;
+        if (kind == "gemm")
+            o << "gemm " << op.m << "x" << op.kk << "x" << op.n
+              << (op.count > 1 ? " x" + std::to_string(op.count) + " side by side" : "");
+        else if (kind == "phase") o << "phase " << name_of(op.phase) << " " << op.rows << "x" << op.cols;
         else o << kind << " " << bytes << " B";
         return o.str();
     }
@@ -95,6 +96,21 @@ plan_groups groups_of(const std::vector<uint32_t>& placement, const parallel_pla
         }
     }
     return g;
+}
+
+tb::gemm_spec gemm_of(const layer_op& o, numerics::dtype t) {
+    tb::gemm_spec g;
+    g.m = o.m, g.k = o.kk, g.n = o.n, g.dtype = t;
+    g.a_rows = o.a_rows, g.b_cols = o.b_cols;
+    g.c_type = o.c_model ? t : numerics::dtype::fp32;
+    return g;
+}
+
+phase_spec phase_of(const layer_op& o, numerics::dtype t) {
+    phase_spec ps;
+    ps.kind = o.phase, ps.rows = o.rows, ps.cols = o.cols, ps.dtype = t;
+    ps.scale = o.scale, ps.causal_block = o.causal_block;
+    return ps;
 }
 
 json train_result::to_json() const {
@@ -203,8 +219,8 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
     };
     auto req_of = [&](const layer_op& o) {
         sim_req q;
-        if (o.k == layer_op::kind::gemm) q.kind = "gemm", q.m = o.m, q.k = o.kk, q.n = o.n, q.count = o.count;
-        else if (o.k == layer_op::kind::phase) q.kind = "phase", q.ph = o.phase, q.rows = o.rows, q.cols = o.cols;
+        if (o.k == layer_op::kind::gemm) q.kind = "gemm", q.op = o;
+        else if (o.k == layer_op::kind::phase) q.kind = "phase", q.op = o;
         else q.kind = "tp_allreduce", q.bytes = o.bytes;
         q.use = o.name;
         return need(q);
@@ -224,9 +240,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
     auto adam_req = [&](uint64_t params) {
         sim_req q;
         q.kind = "phase";
-        q.ph = phase_kind::adam;
-        q.rows = 128;
-        q.cols = (params + 127) / 128;
+        q.op = adam_op(params, "adam");
         q.use = "adam";
         return need(q);
     };
@@ -293,14 +307,14 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
 
     // Every phase maps onto the chip (SBUF, HBM) before anything runs: a bad shape fails at once, naming the
     // operation and what sets its size.
-    auto phase_of = [&](const sim_req& q) {
-        phase_spec ps;
-        ps.kind = q.ph, ps.rows = q.rows, ps.cols = q.cols, ps.dtype = m.dtype, ps.hbm_offset = q.offset;
+    auto phase_spec_of = [&](const sim_req& q) {
+        phase_spec ps = phase_of(q.op, m.dtype);
+        ps.hbm_offset = q.offset;
         return ps;
     };
     for (const auto& q : reqs)
         if (q.kind == "phase") {
-            phase_spec ps = phase_of(q);
+            phase_spec ps = phase_spec_of(q);
             ps.compile_only = true;
             try {
                 run_phase(tcfg, ps, {});
@@ -314,7 +328,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
     // Simulate.
     std::vector<std::function<json()>> jobs;
     for (const auto& q : reqs)
-        jobs.push_back([&cfg, &tcfg, &m, &opt, &tp_groups, &dp_groups, &sends, &phase_of, q]() -> json {
+        jobs.push_back([&cfg, &tcfg, &m, &p, &opt, &tp_groups, &dp_groups, &sends, &phase_spec_of, q]() -> json {
             tb::sim_options so;
             so.progress_after_s = 0;
             if (q.kind == "barrier") {
@@ -323,31 +337,29 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
                 return {{"ns", ns}, {"wall_s", std::chrono::duration<double>(clock_type::now() - t0).count()},
                         {"hbm_bytes", 0}, {"memory_bound", false}};
             }
-            if (q.kind == "gemm" && q.count > 1) {
+            if (q.kind == "gemm" && q.op.count > 1) {
                 // The heads side by side over the cores, as the whole step runs them: one instance's share.
-                tb::gemm_spec g;
-                g.m = q.m, g.k = q.k, g.n = q.n, g.dtype = m.dtype;
+                const tb::gemm_spec g = gemm_of(q.op, m.dtype);
                 uint64_t next = 4096;
-                auto progs = heads_side_by_side(tcfg.chip, g, q.count, [&](uint64_t bytes) {
+                auto progs = heads_side_by_side(tcfg.chip, g, q.op.count, [&](uint64_t bytes) {
                     const uint64_t at = next;
                     next += (bytes + 4095) & ~uint64_t(4095);
                     if (next > tcfg.chip.hbm.capacity_bytes)
-                        throw std::invalid_argument("operation " + q.use + ": " + std::to_string(q.count) +
+                        throw std::invalid_argument("operation " + q.use + ": " + std::to_string(q.op.count) +
                                                     " heads' operands do not fit a chip's HBM");
                     return at;
                 });
                 const auto t0 = clock_type::now();
                 const chip_run run = simulate_on_chip(tcfg, std::move(progs), so);
                 // Memory-bound as a single GEMM's run decides (every head has the same bounds).
-                return {{"ns", run.ns / q.count},
+                return {{"ns", run.ns / q.op.count},
                         {"wall_s", std::chrono::duration<double>(clock_type::now() - t0).count()},
-                        {"hbm_bytes", run.hbm_bytes / q.count},
+                        {"hbm_bytes", run.hbm_bytes / q.op.count},
                         {"memory_bound", tb::bounds_of(g, tb::plan_layout(g, tcfg.chip), tcfg.chip).memory_bound()},
                         {"peak_tflops", tb::chip_peak_tflops(tcfg.chip, m.dtype)}};
             }
             if (q.kind == "gemm") {
-                tb::gemm_spec g;
-                g.m = q.m, g.k = q.k, g.n = q.n, g.dtype = m.dtype;
+                const tb::gemm_spec g = gemm_of(q.op, m.dtype);
                 tb::gemm_options go;
                 go.check = false;
                 go.sim = so;
@@ -357,7 +369,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
                         {"peak_tflops", gr.peak_tflops}};
             }
             if (q.kind == "phase") {
-                const auto pr = run_phase(tcfg, phase_of(q), so);
+                const auto pr = run_phase(tcfg, phase_spec_of(q), so);
                 return {{"ns", pr.sim_ns}, {"wall_s", pr.wall_s}, {"hbm_bytes", pr.hbm_bytes},
                         {"memory_bound", pr.memory_bound()}};
             }
@@ -376,6 +388,11 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
             co.check = false;
             co.sim = so;
             co.copy_piece = COLLECTIVE_COPY_PIECE;
+            const core_range cr_cores = cores_of(q.kind == "tp_allreduce" ? STREAM_PASSES
+                                                 : q.kind == "send"       ? STREAM_SENDS_FWD
+                                                                          : STREAM_BUCKETS,
+                                                 tcfg.chip.cores, p.dp > 1 || p.pp > 1);
+            co.first_core = cr_cores.first, co.cores = cr_cores.count;
             const auto cr = tb::run_schedule(tcfg, sch, co);
             return {{"ns", cr.sim_ns}, {"wall_s", cr.wall_s}, {"hbm_bytes", 0}, {"memory_bound", false}};
         });

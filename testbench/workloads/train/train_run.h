@@ -29,7 +29,9 @@
 
 #include "models/collective/schedule.h"
 #include "platforms/config/platform_config.h"
+#include "testbench/workloads/gemm/gemm.h"
 #include "testbench/workloads/train/layer_plan.h"
+#include "testbench/workloads/train/phase_kernel.h"
 #include "testbench/workloads/train/pipeline.h"
 #include "testbench/workloads/train/train_spec.h"
 
@@ -38,6 +40,21 @@ namespace trnsim::train {
 // On full chips, a step's collectives cut their copies in DMA instructions of at most 1 MiB (the composed step's
 // and the whole step's alike; whole_step.h says why).
 constexpr uint64_t COLLECTIVE_COPY_PIECE = uint64_t(1) << 20;
+// The streams of a step on full chips (whole_step.h) and the cores their collectives run on
+// (lowering_layout::first_core, cores). When collectives run beside each other (dp > 1 or pp > 1: `beside`), the
+// passes' tensor-parallel all-reduces (stream 0) run on the first half of a chip's cores and the gradient buckets (1)
+// and the pipeline sends (2 forward, 3 backward) on the second half, so that a bucket running beside the backward
+// pass does not hold the next all-reduce's DMA work behind its own in the engines' queues (measured on tiny dp 2 x
+// tp 4, ring-8: an all-reduce beside a bucket took 98 us instead of 26); otherwise every collective has all cores.
+enum step_stream : uint32_t { STREAM_PASSES = 0, STREAM_BUCKETS = 1, STREAM_SENDS_FWD = 2, STREAM_SENDS_BWD = 3 };
+struct core_range {
+    uint32_t first, count;
+};
+constexpr core_range cores_of(uint32_t stream, uint32_t cores, bool beside) {
+    const uint32_t half = cores / 2;
+    if (cores < 2 || !beside) return {0, cores};
+    return stream == STREAM_PASSES ? core_range{0, half} : core_range{half, cores - half};
+}
 
 struct train_options {
     bool replay = true;
@@ -135,6 +152,11 @@ struct plan_groups {
     std::vector<std::vector<uint32_t>> chips;
 };
 plan_groups groups_of(const std::vector<uint32_t>& placement, const parallel_plan& p);
+
+// The GEMM (one instance) and the vector phase an operation of layer_plan.h is, in the model dtype t: the one
+// reading of an operation the composed step and the whole step share.
+tb::gemm_spec gemm_of(const layer_op& o, numerics::dtype t);
+phase_spec phase_of(const layer_op& o, numerics::dtype t);
 
 // Throws std::invalid_argument (bad plan: names the option) or std::runtime_error (a simulation failed: names it).
 train_result run_train(const platform::platform_config& cfg, const model_spec& m, const parallel_plan& p,

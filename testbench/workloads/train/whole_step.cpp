@@ -216,13 +216,10 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
         return ids;
     };
     auto gemm_programs = [&](const layer_op& o) {
-        tb::gemm_spec g;
-        g.m = o.m, g.k = o.kk, g.n = o.n, g.dtype = m.dtype;
-        return heads_side_by_side(cc, g, o.count, [&](uint64_t bytes) { return ring.take(bytes, o.name); });
+        return heads_side_by_side(cc, gemm_of(o, m.dtype), o.count, [&](uint64_t bytes) { return ring.take(bytes, o.name); });
     };
-    auto phase_programs = [&](phase_kind kind, uint64_t rows, uint64_t cols, const std::string& name) {
-        phase_spec ps;
-        ps.kind = kind, ps.rows = rows, ps.cols = cols, ps.dtype = m.dtype;
+    auto phase_programs = [&](const layer_op& o, const std::string& name) {
+        phase_spec ps = phase_of(o, m.dtype);
         try {
             ps.hbm_offset = ring.take(phase_hbm_bytes(cc, ps), name);
             return compile_phase(cc, ps);
@@ -240,7 +237,10 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
         // in one instruction (16 descriptors of megabytes) would hold every DMA engine of its core for milliseconds
         // in front of the compute's loads (measured: a backward residual add of 37 us took 6.3 ms behind one).
         lay.copy_piece = COLLECTIVE_COPY_PIECE;
+        const core_range on = cores_of(stream, cc.cores, p.dp > 1 || p.pp > 1);
+        tb::use_cores(lay, on.first, on.count);
         tb::lowered_collective low = tb::lower(s, lay);
+        for (auto& chip : low.programs) chip.resize(cc.cores);  // the cores it leaves alone: empty programs
         const auto ids = seq.add_all(stream, std::move(low.programs),
                                      after.empty() ? std::vector<std::vector<op_id>>(n) : after, mm.name, members);
         note(ids, mm);
@@ -258,7 +258,7 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
         }
         if (o.k == layer_op::kind::phase) {
             mm.kind = "phase";
-            return add_local(st, phase_programs(o.phase, o.rows, o.cols, mm.name), after, mm);
+            return add_local(st, phase_programs(o, mm.name), after, mm);
         }
         mm.kind = "tp_allreduce";
         return collective_op(0, schedule_of(tp_groups[st], opt.tp_algo, o.bytes), stage_chips[st], after, mm);
@@ -348,8 +348,7 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
         if (dp)
             for (uint32_t c : stage_chips[st]) adam_after[c] = {last_bucket[st][c]};
         auto adam = [&](uint64_t params, const std::string& name) {
-            const uint64_t cols = (params + 127) / 128;
-            add_local(st, phase_programs(phase_kind::adam, 128, cols, name), adam_after, {name, "adam", uint32_t(M - 1), false});
+            add_local(st, phase_programs(adam_op(params, name), name), adam_after, {name, "adam", uint32_t(M - 1), false});
             for (auto& a : adam_after) a.clear();  // the stream orders the rest
         };
         for (uint32_t l = LS; l-- > 0;) adam(lp.layer_params_per_chip, "adam layer " + std::to_string(st * LS + l));
