@@ -221,7 +221,17 @@ int cmd_train(const args& a) {
         out << "    tp all-reduces                               " << wpct(w.tp_ns) << "\n";
         out << "    exposed communication: dp gradients          " << wpct(w.dp_exposed_ns) << "\n";
         out << "    optimizer (Adam)                             " << wpct(w.optimizer_ns) << "\n";
-        out << "    barriers, waiting (bubble, sends, other chips)" << wpct(w.sync_ns).substr(1) << "\n";
+        out << "    pipeline bubble (waiting for sends)          " << wpct(w.bubble_ns) << "\n";
+        out << "    barriers, waiting (other chips)              " << wpct(w.sync_ns) << "\n";
+        // Each stage's chip that finished last (every chip's breakdown: --stats, whole.per_chip).
+        for (size_t st = 0; st < w.stage_critical.size(); ++st) {
+            const auto& b = w.per_chip[w.stage_critical[st]];
+            out << fmt("  whole stage %-3zu chip %u ends %s: GEMMs %s, phases %s, tp %s, dp exposed %s, Adam %s, "
+                       "bubble %s, barriers/waiting %s\n",
+                       st, b.chip, ms(b.end_ns).c_str(), ms(b.gemm_ns).c_str(), ms(b.phase_ns).c_str(),
+                       ms(b.tp_ns).c_str(), ms(b.dp_exposed_ns).c_str(), ms(b.optimizer_ns).c_str(),
+                       ms(b.bubble_ns).c_str(), ms(b.sync_ns).c_str());
+        }
         out << fmt("  whole run       %llu operations, %llu barrier writes, %llu instructions; %.1f s wall (%.1f s "
                    "building the programs and the platform)\n",
                    (unsigned long long)w.operations, (unsigned long long)w.barrier_writes,

@@ -64,6 +64,7 @@ struct op_meta {
     std::string name, kind;
     uint32_t micro_batch = 0;
     bool backward = false;
+    bool after_recv = false;  // the first operation of a pass that waits for a send into its stage
 };
 
 }  // namespace
@@ -99,14 +100,24 @@ double barrier_ns(const platform::platform_config& cfg, const tb::sim_options& o
     return simulate_on_chip(cfg, std::move(progs[0]), opt).ns / N;
 }
 
+nlohmann::json whole_breakdown::to_json() const {
+    return {{"chip", chip}, {"stage", stage}, {"end_ns", end_ns},
+            {"breakdown_ns", {{"gemm", gemm_ns}, {"phase", phase_ns}, {"tp_comm", tp_ns}, {"optimizer", optimizer_ns},
+                              {"dp_comm_exposed", dp_exposed_ns}, {"bubble", bubble_ns}, {"sync", sync_ns}}},
+            {"backward_end_ns", backward_end_ns}, {"dp_end_ns", dp_end_ns}};
+}
+
 nlohmann::json whole_result::to_json() const {
+    nlohmann::json pc = nlohmann::json::array();
+    for (const auto& b : per_chip) pc.push_back(b.to_json());
     nlohmann::json sp = nlohmann::json::array();
     for (const auto& x : spans)
         sp.push_back({{"name", x.name}, {"kind", x.kind}, {"chip", x.chip}, {"micro_batch", x.micro_batch},
                       {"begin_ns", x.begin_ns}, {"end_ns", x.end_ns}});
     return {{"step_ns", step_ns}, {"critical_chip", critical_chip}, {"tokens_per_s", tokens_per_s}, {"mfu", mfu},
             {"breakdown_ns", {{"gemm", gemm_ns}, {"phase", phase_ns}, {"tp_comm", tp_ns}, {"optimizer", optimizer_ns},
-                              {"dp_comm_exposed", dp_exposed_ns}, {"sync", sync_ns}}},
+                              {"dp_comm_exposed", dp_exposed_ns}, {"bubble", bubble_ns}, {"sync", sync_ns}}},
+            {"per_chip", pc}, {"stage_critical_chip", stage_critical},
             {"backward_end_ns", backward_end_ns}, {"dp_end_ns", dp_end_ns}, {"operations", operations},
             {"barrier_writes", barrier_writes}, {"instructions", instructions}, {"setup_wall_s", setup_wall_s},
             {"wall_s", wall_s}, {"spans", sp}};
@@ -252,6 +263,7 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
         op_meta mm{prefix + o.name, "", mb, bwd};
         std::vector<std::vector<op_id>> after;
         after.swap(first_after);
+        mm.after_recv = !after.empty();
         if (o.k == layer_op::kind::gemm) {
             mm.kind = "gemm";
             return add_local(st, gemm_programs(o), after, mm);
@@ -399,29 +411,56 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
     };
     r.wall_s = tb::run_to_completion(probe, opt.sim);
 
-    // The chip that finished last, and its breakdown.
-    double chip_end = -1;
+    // Every chip's breakdown (whole_breakdown), each stage's chip that finished last, the one that finished last.
+    r.per_chip.resize(n);
+    for (uint32_t st = 0; st < S; ++st)
+        for (uint32_t c : stage_chips[st]) r.per_chip[c].stage = st;
     for (uint32_t c = 0; c < n; ++c) {
         std::vector<core::neuron_core*> cores;
         for (auto& k : plat.full_chip(c)->cores) cores.push_back(k.get());
-        const double e = tb::last_completion(cores).to_seconds() * 1e9;
-        if (e > chip_end) chip_end = e, r.critical_chip = c;
+        r.per_chip[c].chip = c;
+        r.per_chip[c].end_ns = tb::last_completion(cores).to_seconds() * 1e9;
     }
-    r.step_ns = chip_end;
+    std::vector<std::vector<op_id>> on_chip(n);  // the operations of each chip that ran, in the order added
     for (op_id o = 0; o < meta.size(); ++o) {
-        if (end[o] > 0) r.spans.push_back({meta[o].name, meta[o].kind, seq.chip_of(o), meta[o].micro_batch, begin[o], end[o]});
-        if (seq.chip_of(o) != r.critical_chip || end[o] == 0) continue;
-        const auto& mm = meta[o];
-        const double t = end[o] - begin[o];
-        if (mm.kind == "gemm") r.gemm_ns += t;
-        else if (mm.kind == "phase") r.phase_ns += t;
-        else if (mm.kind == "tp_allreduce") r.tp_ns += t;
-        else if (mm.kind == "adam") r.optimizer_ns += t;
-        else if (mm.kind == "dp_allreduce") r.dp_end_ns = std::max(r.dp_end_ns, end[o]);
-        if (mm.backward && mm.kind != "dp_allreduce") r.backward_end_ns = std::max(r.backward_end_ns, end[o]);
+        if (end[o] == 0) continue;
+        r.spans.push_back({meta[o].name, meta[o].kind, seq.chip_of(o), meta[o].micro_batch, begin[o], end[o]});
+        on_chip[seq.chip_of(o)].push_back(o);
     }
-    r.dp_exposed_ns = std::max(0.0, r.dp_end_ns - r.backward_end_ns);
-    r.sync_ns = r.step_ns - (r.gemm_ns + r.phase_ns + r.tp_ns + r.optimizer_ns + r.dp_exposed_ns);
+    for (uint32_t c = 0; c < n; ++c) {
+        auto& b = r.per_chip[c];
+        double pass_end = 0;  // the end of the chip's latest pass operation so far (stream 0 runs them in order)
+        for (op_id o : on_chip[c]) {
+            const auto& mm = meta[o];
+            const double t = end[o] - begin[o];
+            if (mm.kind == "gemm") b.gemm_ns += t;
+            else if (mm.kind == "phase") b.phase_ns += t;
+            else if (mm.kind == "tp_allreduce") b.tp_ns += t;
+            else if (mm.kind == "adam") b.optimizer_ns += t;
+            else if (mm.kind == "dp_allreduce") b.dp_end_ns = std::max(b.dp_end_ns, end[o]);
+            if (mm.backward && mm.kind != "dp_allreduce" && mm.kind != "send")
+                b.backward_end_ns = std::max(b.backward_end_ns, end[o]);
+            if (mm.kind == "gemm" || mm.kind == "phase" || mm.kind == "tp_allreduce") {
+                if (mm.after_recv) b.bubble_ns += std::max(0.0, begin[o] - pass_end);
+                pass_end = std::max(pass_end, end[o]);
+            }
+        }
+        b.dp_exposed_ns = std::max(0.0, b.dp_end_ns - b.backward_end_ns);
+        b.sync_ns = b.end_ns - (b.gemm_ns + b.phase_ns + b.tp_ns + b.optimizer_ns + b.dp_exposed_ns + b.bubble_ns);
+    }
+    r.stage_critical.assign(S, 0);
+    for (uint32_t st = 0; st < S; ++st) {
+        double e = -1;
+        for (uint32_t c : stage_chips[st])
+            if (r.per_chip[c].end_ns > e) e = r.per_chip[c].end_ns, r.stage_critical[st] = c;
+    }
+    for (uint32_t c = 0; c < n; ++c)
+        if (r.per_chip[c].end_ns > r.per_chip[r.critical_chip].end_ns) r.critical_chip = c;
+    const whole_breakdown& k = r.per_chip[r.critical_chip];
+    r.step_ns = k.end_ns;
+    r.gemm_ns = k.gemm_ns, r.phase_ns = k.phase_ns, r.tp_ns = k.tp_ns, r.optimizer_ns = k.optimizer_ns;
+    r.dp_exposed_ns = k.dp_exposed_ns, r.bubble_ns = k.bubble_ns, r.sync_ns = k.sync_ns;
+    r.backward_end_ns = k.backward_end_ns, r.dp_end_ns = k.dp_end_ns;
     r.tokens_per_s = double(m.global_batch) * m.seq / (r.step_ns * 1e-9);
     const double peak = tb::chip_peak_tflops(cc, m.dtype);
     r.mfu = peak > 0 ? step_model_flops(m, p, lp) / (r.step_ns * 1e-9) / (peak * 1e12 * n) : 0;

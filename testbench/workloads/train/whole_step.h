@@ -46,15 +46,27 @@ struct whole_span {
     double begin_ns = 0, end_ns = 0;
 };
 
+// One chip's step, measured from its instructions (sums to end_ns): the spans of its GEMMs, vector phases (embedding,
+// norms, softmax, RoPE, SwiGLU, residuals, the head's), tensor-parallel all-reduces and Adam; the data-parallel
+// gradients' exposed part (last bucket done after the last backward operation); the pipeline bubble (before each
+// pass that waits for a send into its stage: the time since the chip's previous operation ended, or since time 0);
+// and the rest: the barriers between operations and time waiting for other chips.
+struct whole_breakdown {
+    uint32_t chip = 0, stage = 0;
+    double end_ns = 0;                  // the chip's last completion
+    double gemm_ns = 0, phase_ns = 0, tp_ns = 0, optimizer_ns = 0, dp_exposed_ns = 0, bubble_ns = 0, sync_ns = 0;
+    double backward_end_ns = 0, dp_end_ns = 0;  // last backward operation, last bucket
+    nlohmann::json to_json() const;
+};
+
 struct whole_result {
     double step_ns = 0;                 // time 0 to the last completion on any chip
     uint32_t critical_chip = 0;         // the chip that finished last
-    // Breakdown of the critical chip's step, measured from its instructions (sums to step_ns): the spans of its
-    // GEMMs, vector phases (embedding, norms, softmax, RoPE, SwiGLU, residuals, the head's), tensor-parallel
-    // all-reduces and Adam; the data-parallel gradients' exposed part (last bucket done after the last backward
-    // operation); and the rest: the barriers between operations and time waiting for other chips.
-    double gemm_ns = 0, phase_ns = 0, tp_ns = 0, optimizer_ns = 0, dp_exposed_ns = 0, sync_ns = 0;
+    // The critical chip's breakdown (per_chip[critical_chip]'s figures).
+    double gemm_ns = 0, phase_ns = 0, tp_ns = 0, optimizer_ns = 0, dp_exposed_ns = 0, bubble_ns = 0, sync_ns = 0;
     double backward_end_ns = 0, dp_end_ns = 0;  // critical chip: last backward operation, last bucket
+    std::vector<whole_breakdown> per_chip;      // every chip of the platform, by chip number
+    std::vector<uint32_t> stage_critical;       // per pipeline stage: its chip that finished last
     double tokens_per_s = 0, mfu = 0;
     uint64_t operations = 0;            // over all chips
     uint64_t barrier_writes = 0;
