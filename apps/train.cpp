@@ -97,7 +97,7 @@ int cmd_train(const args& a) {
     train::whole_result w;
     std::unique_ptr<observers> obs;
     try {
-        if (whole) train::check_whole(cfg, p);  // before the composed step's simulations
+        if (whole) train::check_whole(cfg, m, p);  // before the composed step's simulations
         r = train::run_train(cfg, m, p, o);
         if (whole) {
             platform::platform_config wcfg = cfg;

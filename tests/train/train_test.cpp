@@ -383,11 +383,16 @@ TEST_CASE("a step simulated whole runs every operation on every chip, gradient b
 TEST_CASE("what a step simulated whole cannot run is refused naming the option") {
     parallel_plan p;
     p.dp = 2, p.tp = 4;
-    REQUIRE_THROWS_WITH(check_whole(load("ring-8"), p), Catch::Contains("chips must be full chips (--set chips.model=full)"));
-    REQUIRE_THROWS_WITH(check_whole(load("ring-8", {"chips.model=full"}), p),
+    const model_spec m = tiny();
+    REQUIRE_THROWS_WITH(check_whole(load("ring-8"), m, p), Catch::Contains("chips must be full chips (--set chips.model=full)"));
+    REQUIRE_THROWS_WITH(check_whole(load("ring-8", {"chips.model=full"}), m, p),
                         Catch::Contains("--set chip.collective_reduce=dma"));
     p.tp = 8, p.dp = 1;
-    REQUIRE_NOTHROW(check_whole(load("ring-8", {"chips.model=full"}), p));
+    REQUIRE_NOTHROW(check_whole(load("ring-8", {"chips.model=full"}), m, p));
+    REQUIRE_THROWS_WITH(check_whole(load("ring-8", {"chips.model=full", "chip.hbm.capacity_gib=0.01"}), m, p),
+                        Catch::Contains("--whole: a chip of stage 0 needs") &&
+                            Catch::Contains("more than its HBM holds (chip.hbm.capacity_gib = 0.01 GiB)"));
+    // The same on the command line (exit 2): tests/train/CMakeLists.txt train_whole_hbm.
 }
 
 TEST_CASE("a step simulated whole with two pipeline stages runs 1F1B with its sends, near the composed step") {

@@ -98,6 +98,23 @@ plan_groups groups_of(const std::vector<uint32_t>& placement, const parallel_pla
     return g;
 }
 
+std::vector<stage_memory> stage_memory_of(const model_spec& m, const parallel_plan& p, const layer_plan& lp) {
+    const uint32_t S = p.pp, L = m.layers / p.pp;
+    const uint64_t M = p.micro_batches(m);
+    std::vector<stage_memory> out(S);
+    for (uint32_t s = 0; s < S; ++s) {
+        auto& st = out[s];
+        st.params = uint64_t(L) * lp.layer_params_per_chip + (s == 0 ? lp.head_params_per_chip : 0) +
+                    (s == S - 1 ? lp.head_params_per_chip : 0);
+        st.state_bytes = 16.0 * double(st.params);
+        st.in_flight = std::min<uint64_t>(S - s, M);
+        const double sq = m.seq, b = p.micro_batch, h = m.hidden, a = m.heads, t = p.tp;
+        const double per_layer = sq * b * h * (10 + 24 / t + 5 * a * sq / (h * t));
+        st.activation_bytes = per_layer * L * double(st.in_flight);
+    }
+    return out;
+}
+
 tb::gemm_spec gemm_of(const layer_op& o, numerics::dtype t) {
     tb::gemm_spec g;
     g.m = o.m, g.k = o.kk, g.n = o.n, g.dtype = t;
@@ -532,15 +549,11 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
     }
     // HBM per chip (estimate; see stage_result).
     r.hbm_capacity_bytes = double(cfg.chip.hbm.capacity_bytes);
+    const std::vector<stage_memory> mem = stage_memory_of(m, p, lp);
     for (uint32_t s = 0; s < S; ++s) {
         auto& st = r.stages[s];
-        st.params = uint64_t(L) * lp.layer_params_per_chip + (s == 0 ? lp.head_params_per_chip : 0) +
-                    (s == S - 1 ? lp.head_params_per_chip : 0);
-        st.state_bytes = 16.0 * double(st.params);
-        st.in_flight = std::min<uint64_t>(S - s, M);
-        const double sq = m.seq, b = p.micro_batch, h = m.hidden, a = m.heads, t = p.tp;
-        const double per_layer = sq * b * h * (10 + 24 / t + 5 * a * sq / (h * t));
-        st.activation_bytes = per_layer * L * double(st.in_flight);
+        st.params = mem[s].params, st.in_flight = mem[s].in_flight;
+        st.state_bytes = mem[s].state_bytes, st.activation_bytes = mem[s].activation_bytes;
         if (st.state_bytes + st.activation_bytes > r.hbm_capacity_bytes) r.fits = false;
     }
     const auto& cs = r.stages[r.critical_stage];

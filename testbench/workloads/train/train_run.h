@@ -156,6 +156,14 @@ plan_groups groups_of(const std::vector<uint32_t>& placement, const parallel_pla
 // The GEMM (one instance) and the vector phase an operation of layer_plan.h is, in the model dtype t: the one
 // reading of an operation the composed step and the whole step share.
 tb::gemm_spec gemm_of(const layer_op& o, numerics::dtype t);
+
+// The HBM a chip of each pipeline stage needs (stage_result's estimate: params, state_bytes, activation_bytes,
+// in_flight filled in).
+struct stage_memory {
+    uint64_t params = 0, in_flight = 0;
+    double state_bytes = 0, activation_bytes = 0;
+};
+std::vector<stage_memory> stage_memory_of(const model_spec& m, const parallel_plan& p, const layer_plan& lp);
 phase_spec phase_of(const layer_op& o, numerics::dtype t);
 
 // Throws std::invalid_argument (bad plan: names the option) or std::runtime_error (a simulation failed: names it).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <stdexcept>
 
 #include "models/collective/groups.h"
@@ -123,7 +124,7 @@ nlohmann::json whole_result::to_json() const {
             {"wall_s", wall_s}, {"spans", sp}};
 }
 
-void check_whole(const platform::platform_config& cfg, const parallel_plan& p) {
+void check_whole(const platform::platform_config& cfg, const model_spec& m, const parallel_plan& p) {
     const auto& mc = cfg.multichip;
     if (mc.kind == platform::platform_kind::single_chip)
         throw std::invalid_argument("--whole: '" + cfg.preset + "' is a single chip; a training step runs on a server "
@@ -135,6 +136,23 @@ void check_whole(const platform::platform_config& cfg, const parallel_plan& p) {
         throw std::invalid_argument("--whole --dp " + std::to_string(p.dp) + ": the gradient all-reduces run beside the "
                                     "backward pass, so they must reduce on the DMA engines, not on the Vector Engine "
                                     "the backward's phases use (--set chip.collective_reduce=dma)");
+    // The step a chip runs whole must fit its HBM (the composed step only warns: it never holds the buffers).
+    validate(p, m, mc.chips());
+    const auto mem = stage_memory_of(m, p, plan_layer(m, p));
+    const double cap = double(cfg.chip.hbm.capacity_bytes);
+    for (size_t s = 0; s < mem.size(); ++s)
+        if (mem[s].state_bytes + mem[s].activation_bytes > cap) {
+            char buf[512];
+            std::snprintf(buf, sizeof buf,
+                          "--whole: a chip of stage %zu needs %.4g GiB (%.4g GiB of weights, gradients and Adam state "
+                          "for %llu parameters, %.4g GiB of activations of the micro-batches in flight, %llu), more than "
+                          "its HBM holds (chip.hbm.capacity_gib = %.4g GiB): raise --tp or --pp, or lower --micro-batch",
+                          s, (mem[s].state_bytes + mem[s].activation_bytes) / 1073741824.0,
+                          mem[s].state_bytes / 1073741824.0, (unsigned long long)mem[s].params,
+                          mem[s].activation_bytes / 1073741824.0, (unsigned long long)mem[s].in_flight,
+                          cap / 1073741824.0);
+            throw std::invalid_argument(buf);
+        }
 }
 
 whole_result run_whole_step(const platform::platform_config& cfg_in, const model_spec& m, const parallel_plan& p,
@@ -142,8 +160,7 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
     using clock = std::chrono::steady_clock;
     const auto t0 = clock::now();
     const auto& mc = cfg_in.multichip;
-    check_whole(cfg_in, p);
-    validate(p, m, mc.chips());
+    check_whole(cfg_in, m, p);
     platform::platform_config cfg = cfg_in;  // timing-only, as the composed step's simulations
     platform::set_functional(cfg, false);
     const auto& cc = cfg.chip;

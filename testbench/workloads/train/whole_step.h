@@ -93,7 +93,7 @@ chip_run simulate_on_chip(const platform::platform_config& cfg, std::vector<core
 double barrier_ns(const platform::platform_config& cfg, const tb::sim_options& opt);
 
 // What --whole refuses, checked before anything runs (std::invalid_argument naming the option).
-void check_whole(const platform::platform_config& cfg, const parallel_plan& p);
+void check_whole(const platform::platform_config& cfg, const model_spec& m, const parallel_plan& p);
 
 // Throws std::invalid_argument naming the option for what --whole cannot run (light chips, a Vector Engine reduce
 // beside compute), or a shape the chip cannot map, or buffers that do not fit HBM.
