@@ -155,45 +155,91 @@ void check_whole(const platform::platform_config& cfg, const model_spec& m, cons
         }
 }
 
-whole_result run_whole_step(const platform::platform_config& cfg_in, const model_spec& m, const parallel_plan& p,
-                            const whole_options& opt) {
-    using clock = std::chrono::steady_clock;
-    const auto t0 = clock::now();
-    const auto& mc = cfg_in.multichip;
-    check_whole(cfg_in, m, p);
-    platform::platform_config cfg = cfg_in;  // timing-only, as the composed step's simulations
-    platform::set_functional(cfg, false);
-    const auto& cc = cfg.chip;
-    const uint32_t n = mc.chips(), C = cc.cores;
-    const layer_plan lp = plan_layer(m, p);
-    const uint32_t L = m.layers;
-    const uint64_t M = p.micro_batches(m);
-    const uint32_t S = p.pp, LS = L / S;  // stages, layers per stage
-    // Per stage: its chips, its tp groups, its dp groups; the pipeline pairs between stage s and s + 1.
-    const plan_groups groups = groups_of(snake_placement(mc.topo), p);
-    const auto& stage_chips = groups.chips;
-    const auto& pairs = groups.sends;
-    const auto& tp_groups = groups.tp;
-    const auto& dp_groups = groups.dp;
+namespace {
 
-    // HBM: the collectives of each stream in a region of their own from the bottom of HBM, placed as the composed
-    // step's collective simulations place them (with the XOR-folded channel hash the same all-reduce took 352 us at
-    // some placements and up to 986 us at others, docs/training.md), then the other operations' buffers in a ring,
-    // the last page for the barrier writes' signal word.
-    auto schedule_of = [&](const std::vector<std::vector<uint32_t>>& groups, collective::algo a, uint64_t bytes) {
+using per_chip = std::vector<op_id>;               // an operation's id on every chip (NONE off its stage)
+using after_ids = std::vector<std::vector<op_id>>;  // per chip: what an operation waits for
+
+// Builds the step (whole_step.h) operation by operation into an op_sequence, then runs it and measures it.
+class whole_builder {
+public:
+    whole_builder(const platform::platform_config& cfg_in, const model_spec& m, const parallel_plan& p,
+                  const whole_options& opt)
+        : cfg(timing_only(cfg_in)), cc(cfg.chip), mc(cfg.multichip), m(m), p(p), opt(opt), n(mc.chips()),
+          lp(plan_layer(m, p)), L(m.layers), M(p.micro_batches(m)), S(p.pp), LS(L / S),
+          groups(groups_of(snake_placement(mc.topo), p)), ring(place_regions()),
+          seq(sequence_layout(cc, n, cc.hbm_base + cc.hbm.capacity_bytes - PAGE)) {}
+
+    void add_passes();
+    void add_buckets_and_adam();
+    whole_result run(std::chrono::steady_clock::time_point t0);
+
+private:
+    static platform::platform_config timing_only(const platform::platform_config& c) {
+        platform::platform_config t = c;  // timing-only, as the composed step's simulations
+        platform::set_functional(t, false);
+        return t;
+    }
+    static tb::sequence_layout sequence_layout(const platform::chip_config& cc, uint32_t n, uint64_t signal_word) {
+        tb::sequence_layout sl = tb::chip_sequence_layout(cc, n, signal_word);
+        sl.streams = 4;
+        return sl;
+    }
+    collective::schedule schedule_of(const std::vector<std::vector<uint32_t>>& g, collective::algo a,
+                                     uint64_t bytes) const {
         collective::params cp;
         cp.o = collective::op::allreduce;
         cp.a = a;
         cp.dt = m.dtype;
         cp.bytes = bytes;
-        return collective::build_groups(mc.topo, groups, cp);
-    };
-    auto sends_of = [&](uint32_t st, bool forward) {  // stage st -> st + 1 (forward) or st + 1 -> st
-        std::vector<std::pair<uint32_t, uint32_t>> v = pairs[st];
+        return collective::build_groups(mc.topo, g, cp);
+    }
+    collective::schedule sends_of(uint32_t st, bool forward) const {  // stage st -> st + 1 (forward) or back
+        std::vector<std::pair<uint32_t, uint32_t>> v = groups.sends[st];
         if (!forward)
             for (auto& pr : v) std::swap(pr.first, pr.second);
         return collective::build_sends(mc.topo, v, lp.activation_bytes);
-    };
+    }
+    hbm_ring place_regions();
+    void note(const per_chip& ids, const op_meta& mm);
+    per_chip add_local(uint32_t st, const std::vector<core::core_program>& progs, const after_ids& after,
+                       const op_meta& mm);
+    std::vector<core::core_program> gemm_programs(const layer_op& o);
+    std::vector<core::core_program> phase_programs(const layer_op& o, const std::string& name);
+    per_chip collective_op(uint32_t stream, const collective::schedule& s, const std::vector<uint32_t>& members,
+                           const after_ids& after, const op_meta& mm);
+    per_chip run_op(uint32_t st, const layer_op& o, const std::string& prefix, uint32_t mb, bool bwd,
+                    after_ids& first_after);
+    per_chip send(uint32_t from, uint32_t to, const per_chip& last, uint32_t mb, bool forward);
+    void bucket(uint32_t st, uint64_t params, const per_chip& ready, const std::string& name);
+    void measure(whole_result& r, const std::vector<double>& begin, const std::vector<double>& end,
+                 platform::multichip_platform& plat);
+
+    const platform::platform_config cfg;
+    const platform::chip_config& cc;
+    const platform::multichip_config& mc;
+    const model_spec& m;
+    const parallel_plan& p;
+    const whole_options& opt;
+    const uint32_t n;
+    const layer_plan lp;
+    const uint32_t L;
+    const uint64_t M;
+    const uint32_t S, LS;  // stages, layers per stage
+    const plan_groups groups;  // per stage: its chips, tp groups, dp groups; the pipeline pairs
+    uint64_t coll_base[4] = {0, 0, 0, 0};  // each stream's collective region (offset from the HBM base)
+    hbm_ring ring;
+    tb::op_sequence seq;
+    std::vector<op_meta> meta;
+    std::vector<std::vector<per_chip>> recv_fwd, recv_bwd;  // the sends into each stage, per micro-batch
+    std::vector<per_chip> last_bucket, stage_last;           // per stage: its last bucket, its last operation
+};
+
+// HBM: the collectives of each stream in a region of their own from the bottom of HBM, placed as the composed step's
+// collective simulations place them (with the XOR-folded channel hash the same all-reduce took 352 us at some
+// placements and up to 986 us at others, docs/training.md), then the other operations' buffers in a ring, the last
+// page for the barrier writes' signal word.
+hbm_ring whole_builder::place_regions() {
     const size_t elt = numerics::size_of(m.dtype);
     // HBM a collective's buffers take where full_chip_layout puts them (input, output, scratch, the signal word).
     auto collective_bytes = [&](const collective::schedule& s) {
@@ -202,15 +248,15 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
     };
     // Streams: 0 the passes, 1 the gradient buckets, 2 the forward sends, 3 the backward sends.
     uint64_t region[4] = {0, 0, 0, 0};
-    if (p.tp > 1) region[0] = collective_bytes(schedule_of(tp_groups[0], opt.tp_algo, lp.activation_bytes));
+    if (p.tp > 1) region[0] = collective_bytes(schedule_of(groups.tp[0], opt.tp_algo, lp.activation_bytes));
     if (p.dp > 1)
-        region[1] = collective_bytes(schedule_of(dp_groups[0], opt.dp_algo,
+        region[1] = collective_bytes(schedule_of(groups.dp[0], opt.dp_algo,
                                                  std::max(lp.layer_params_per_chip, 2 * lp.head_params_per_chip) * elt));
     if (S > 1) region[2] = region[3] = collective_bytes(sends_of(0, true));
     // Each region starts at a multiple of a power of two at least as large as the largest: below that power every
     // address has the channel it would have at the HBM base, up to a fixed permutation (the hash folds the bits
     // above onto the channel bits), so each collective meets the channel conflicts of its composed simulation.
-    uint64_t align = PAGE, coll_base[4], top = 0;
+    uint64_t align = PAGE, top = 0;
     for (uint64_t r : region)
         while (align < r) align *= 2;
     for (int k = 0; k < 4; ++k) {
@@ -220,81 +266,104 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
     if (top + PAGE > cc.hbm.capacity_bytes)
         throw std::invalid_argument("the step's collectives need " + std::to_string(top >> 20) +
                                     " MiB of a chip's HBM (chip.hbm.capacity_gib)");
-    hbm_ring ring(top, cc.hbm.capacity_bytes - PAGE);
-    const uint64_t signal_word = cc.hbm_base + cc.hbm.capacity_bytes - PAGE;
-    tb::sequence_layout sl = tb::chip_sequence_layout(cc, n, signal_word);
-    sl.streams = 4;
-    tb::op_sequence seq(sl);
-    std::vector<op_meta> meta;
-    auto note = [&](const std::vector<op_id>& ids, const op_meta& mm) {
-        for (op_id id : ids) {
-            if (id == tb::op_sequence::NONE) continue;
-            if (meta.size() <= id) meta.resize(id + 1);
-            meta[id] = mm;
-        }
-    };
-    // A local operation on every chip of stage st (the same programs: a stage's chips run the same shapes);
-    // ids[chip] (NONE off the stage).
-    using per_chip = std::vector<op_id>;
-    auto add_local = [&](uint32_t st, const std::vector<core::core_program>& progs,
-                         const std::vector<std::vector<op_id>>& after, const op_meta& mm) {
-        per_chip ids(n, tb::op_sequence::NONE);
-        for (uint32_t c : stage_chips[st]) ids[c] = seq.add(c, 0, progs, after.empty() ? std::vector<op_id>{} : after[c], mm.name);
-        note(ids, mm);
-        return ids;
-    };
-    auto gemm_programs = [&](const layer_op& o) {
-        return heads_side_by_side(cc, gemm_of(o, m.dtype), o.count, [&](uint64_t bytes) { return ring.take(bytes, o.name); });
-    };
-    auto phase_programs = [&](const layer_op& o, const std::string& name) {
-        phase_spec ps = phase_of(o, m.dtype);
-        try {
-            ps.hbm_offset = ring.take(phase_hbm_bytes(cc, ps), name);
-            return compile_phase(cc, ps);
-        } catch (const std::invalid_argument& e) {
-            throw std::invalid_argument("model " + m.name + ", operation " + name + ": " + e.what());
-        }
-    };
-    // A collective (schedule s) on the chips `members`, on `stream`, in the stream's HBM region.
-    auto collective_op = [&](uint32_t stream, const collective::schedule& s, const std::vector<uint32_t>& members,
-                             const std::vector<std::vector<op_id>>& after, const op_meta& mm) {
-        tb::lowering_layout lay = tb::full_chip_layout(cfg, s, cc.hbm_base + coll_base[stream]);
-        lay.sem_first = seq.sem_first();
-        lay.notify_landing = true;
-        // Copies in pieces of 1 MiB: an engine serves its descriptors in order, so a copy of a whole gradient bucket
-        // in one instruction (16 descriptors of megabytes) would hold every DMA engine of its core for milliseconds
-        // in front of the compute's loads (measured: a backward residual add of 37 us took 6.3 ms behind one).
-        lay.copy_piece = COLLECTIVE_COPY_PIECE;
-        const core_range on = cores_of(stream, cc.cores, p.dp > 1 || p.pp > 1);
-        tb::use_cores(lay, on.first, on.count);
-        tb::lowered_collective low = tb::lower(s, lay);
-        for (auto& chip : low.programs) chip.resize(cc.cores);  // the cores it leaves alone: empty programs
-        const auto ids = seq.add_all(stream, std::move(low.programs),
-                                     after.empty() ? std::vector<std::vector<op_id>>(n) : after, mm.name, members);
-        note(ids, mm);
-        return ids;
-    };
-    // One operation of a pass on stage st; `first_after`: what the pass's first operation waits for (a receive).
-    auto run_op = [&](uint32_t st, const layer_op& o, const std::string& prefix, uint32_t mb, bool bwd,
-                      std::vector<std::vector<op_id>>& first_after) {
-        op_meta mm{prefix + o.name, "", mb, bwd};
-        std::vector<std::vector<op_id>> after;
-        after.swap(first_after);
-        mm.after_recv = !after.empty();
-        if (o.k == layer_op::kind::gemm) {
-            mm.kind = "gemm";
-            return add_local(st, gemm_programs(o), after, mm);
-        }
-        if (o.k == layer_op::kind::phase) {
-            mm.kind = "phase";
-            return add_local(st, phase_programs(o, mm.name), after, mm);
-        }
-        mm.kind = "tp_allreduce";
-        return collective_op(0, schedule_of(tp_groups[st], opt.tp_algo, o.bytes), stage_chips[st], after, mm);
-    };
+    return hbm_ring(top, cc.hbm.capacity_bytes - PAGE);
+}
 
-    // The passes in an order every stage's 1F1B order keeps (stage s's F(i) after stage s - 1's, B(i) after stage
-    // s + 1's): the 1F1B schedule of unit passes, by start time.
+void whole_builder::note(const per_chip& ids, const op_meta& mm) {
+    for (op_id id : ids) {
+        if (id == tb::op_sequence::NONE) continue;
+        if (meta.size() <= id) meta.resize(id + 1);
+        meta[id] = mm;
+    }
+}
+
+// A local operation on every chip of stage st (the same programs: a stage's chips run the same shapes).
+per_chip whole_builder::add_local(uint32_t st, const std::vector<core::core_program>& progs, const after_ids& after,
+                                  const op_meta& mm) {
+    per_chip ids(n, tb::op_sequence::NONE);
+    for (uint32_t c : groups.chips[st])
+        ids[c] = seq.add(c, 0, progs, after.empty() ? std::vector<op_id>{} : after[c], mm.name);
+    note(ids, mm);
+    return ids;
+}
+
+std::vector<core::core_program> whole_builder::gemm_programs(const layer_op& o) {
+    return heads_side_by_side(cc, gemm_of(o, m.dtype), o.count, [&](uint64_t bytes) { return ring.take(bytes, o.name); });
+}
+
+std::vector<core::core_program> whole_builder::phase_programs(const layer_op& o, const std::string& name) {
+    phase_spec ps = phase_of(o, m.dtype);
+    try {
+        ps.hbm_offset = ring.take(phase_hbm_bytes(cc, ps), name);
+        return compile_phase(cc, ps);
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument("model " + m.name + ", operation " + name + ": " + e.what());
+    }
+}
+
+// A collective (schedule s) on the chips `members`, on `stream`, in the stream's HBM region.
+per_chip whole_builder::collective_op(uint32_t stream, const collective::schedule& s,
+                                      const std::vector<uint32_t>& members, const after_ids& after, const op_meta& mm) {
+    tb::lowering_layout lay = tb::full_chip_layout(cfg, s, cc.hbm_base + coll_base[stream]);
+    lay.sem_first = seq.sem_first();
+    lay.notify_landing = true;
+    // Copies in pieces of 1 MiB: an engine serves its descriptors in order, so a copy of a whole gradient bucket in
+    // one instruction (16 descriptors of megabytes) would hold every DMA engine of its core for milliseconds in front
+    // of the compute's loads (measured: a backward residual add of 37 us took 6.3 ms behind one).
+    lay.copy_piece = COLLECTIVE_COPY_PIECE;
+    const core_range on = cores_of(stream, cc.cores, p.dp > 1 || p.pp > 1);
+    tb::use_cores(lay, on.first, on.count);
+    tb::lowered_collective low = tb::lower(s, lay);
+    for (auto& chip : low.programs) chip.resize(cc.cores);  // the cores it leaves alone: empty programs
+    const auto ids = seq.add_all(stream, std::move(low.programs), after.empty() ? after_ids(n) : after, mm.name, members);
+    note(ids, mm);
+    return ids;
+}
+
+// One operation of a pass on stage st; `first_after`: what the pass's first operation waits for (a receive).
+per_chip whole_builder::run_op(uint32_t st, const layer_op& o, const std::string& prefix, uint32_t mb, bool bwd,
+                               after_ids& first_after) {
+    op_meta mm{prefix + o.name, "", mb, bwd};
+    after_ids after;
+    after.swap(first_after);
+    mm.after_recv = !after.empty();
+    if (o.k == layer_op::kind::gemm) {
+        mm.kind = "gemm";
+        return add_local(st, gemm_programs(o), after, mm);
+    }
+    if (o.k == layer_op::kind::phase) {
+        mm.kind = "phase";
+        return add_local(st, phase_programs(o, mm.name), after, mm);
+    }
+    mm.kind = "tp_allreduce";
+    return collective_op(STREAM_PASSES, schedule_of(groups.tp[st], opt.tp_algo, o.bytes), groups.chips[st], after, mm);
+}
+
+// The activations (forward) or their gradients of micro-batch mb from stage `from` to its neighbour `to`, once
+// `last` (from's last operation) is done: every (data, tensor) rank's pair at once.
+per_chip whole_builder::send(uint32_t from, uint32_t to, const per_chip& last, uint32_t mb, bool forward) {
+    after_ids after(n);
+    for (uint32_t c : groups.chips[from]) after[c] = {last[c]};
+    std::vector<uint32_t> members = groups.chips[std::min(from, to)];
+    members.insert(members.end(), groups.chips[std::max(from, to)].begin(), groups.chips[std::max(from, to)].end());
+    return collective_op(forward ? STREAM_SENDS_FWD : STREAM_SENDS_BWD, sends_of(std::min(from, to), forward), members,
+                         after,
+                         {std::string("send ") + (forward ? "F" : "B") + std::to_string(mb) + " to stage " +
+                              std::to_string(to),
+                          "send", mb, !forward});
+}
+
+void whole_builder::bucket(uint32_t st, uint64_t params, const per_chip& ready, const std::string& name) {
+    after_ids after(n);
+    for (uint32_t c : groups.chips[st]) after[c] = {ready[c]};
+    last_bucket[st] = collective_op(STREAM_BUCKETS,
+                                    schedule_of(groups.dp[st], opt.dp_algo, params * numerics::size_of(m.dtype)),
+                                    groups.chips[st], after, {name, "dp_allreduce", uint32_t(M - 1), true});
+}
+
+// The passes in an order every stage's 1F1B order keeps (stage s's F(i) after stage s - 1's, B(i) after stage
+// s + 1's): the 1F1B schedule of unit passes, by start time.
+void whole_builder::add_passes() {
     struct pass_event {
         double at;
         uint32_t stage;
@@ -302,33 +371,25 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
         uint32_t mb;
     };
     std::vector<pass_event> order;
-    {
-        const auto spans = schedule_1f1b(std::vector<std::vector<double>>(S, std::vector<double>(M, 1.0)),
-                                         std::vector<std::vector<double>>(S, std::vector<double>(M, 1.0)), 0.0);
-        for (uint32_t st = 0; st < S; ++st)
-            for (const auto& sp : spans[st]) order.push_back({sp.begin_ns, st, sp.kind, sp.micro_batch});
-        std::stable_sort(order.begin(), order.end(), [](const pass_event& a, const pass_event& b) {
-            return a.at != b.at ? a.at < b.at : a.stage < b.stage;
-        });
-    }
+    const auto spans = schedule_1f1b(std::vector<std::vector<double>>(S, std::vector<double>(M, 1.0)),
+                                     std::vector<std::vector<double>>(S, std::vector<double>(M, 1.0)), 0.0);
+    for (uint32_t st = 0; st < S; ++st)
+        for (const auto& sp : spans[st]) order.push_back({sp.begin_ns, st, sp.kind, sp.micro_batch});
+    std::stable_sort(order.begin(), order.end(), [](const pass_event& a, const pass_event& b) {
+        return a.at != b.at ? a.at < b.at : a.stage < b.stage;
+    });
+    recv_fwd.assign(S, std::vector<per_chip>(M));
+    recv_bwd.assign(S, std::vector<per_chip>(M));
+    last_bucket.assign(S, {});
+    stage_last.assign(S, {});
     const bool dp = p.dp > 1;
-    // The sends into each stage, per micro-batch (ids per chip): activations forward, gradients backward.
-    std::vector<std::vector<per_chip>> recv_fwd(S, std::vector<per_chip>(M)), recv_bwd(S, std::vector<per_chip>(M));
-    std::vector<per_chip> last_bucket(S);
-    auto bucket = [&](uint32_t st, uint64_t params, const per_chip& ready, const std::string& name) {
-        std::vector<std::vector<op_id>> after(n);
-        for (uint32_t c : stage_chips[st]) after[c] = {ready[c]};
-        last_bucket[st] = collective_op(1, schedule_of(dp_groups[st], opt.dp_algo, params * elt), stage_chips[st], after,
-                                        {name, "dp_allreduce", uint32_t(M - 1), true});
-    };
-    std::vector<per_chip> stage_last(S);  // each stage's last operation so far
     for (const auto& ev : order) {
         const uint32_t st = ev.stage, mb = ev.mb;
         per_chip last;
-        std::vector<std::vector<op_id>> first_after;
+        after_ids first_after;
         auto waits_on = [&](const per_chip& recv) {
             first_after.assign(n, {});
-            for (uint32_t c : stage_chips[st]) first_after[c] = {recv[c]};
+            for (uint32_t c : groups.chips[st]) first_after[c] = {recv[c]};
         };
         auto layer_name = [&](uint32_t l) { return "L" + std::to_string(st * LS + l) + " "; };
         if (ev.kind == 'F') {
@@ -339,43 +400,34 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
                 for (const auto& o : lp.fwd) last = run_op(st, o, layer_name(l), mb, false, first_after);
             if (st == S - 1)
                 for (const auto& o : lp.head_fwd) last = run_op(st, o, "", mb, false, first_after);
-            if (st + 1 < S) {
-                std::vector<std::vector<op_id>> after(n);
-                for (uint32_t c : stage_chips[st]) after[c] = {last[c]};
-                std::vector<uint32_t> members = stage_chips[st];
-                members.insert(members.end(), stage_chips[st + 1].begin(), stage_chips[st + 1].end());
-                recv_fwd[st + 1][mb] = collective_op(2, sends_of(st, true), members, after,
-                                                 {"send F" + std::to_string(mb) + " to stage " + std::to_string(st + 1),
-                                                  "send", mb, false});
-            }
+            if (st + 1 < S) recv_fwd[st + 1][mb] = send(st, st + 1, last, mb, true);
         } else {
             if (st + 1 < S) waits_on(recv_bwd[st][mb]);
             if (st == S - 1)
                 for (const auto& o : lp.head_bwd) last = run_op(st, o, "", mb, true, first_after);
             for (uint32_t l = LS; l-- > 0;) {
                 for (const auto& o : lp.bwd) last = run_op(st, o, layer_name(l), mb, true, first_after);
-                if (dp && mb + 1 == M) bucket(st, lp.layer_params_per_chip, last, "bucket layer " + std::to_string(st * LS + l));
+                if (dp && mb + 1 == M)
+                    bucket(st, lp.layer_params_per_chip, last, "bucket layer " + std::to_string(st * LS + l));
             }
-            if (st > 0) {
-                std::vector<std::vector<op_id>> after(n);
-                for (uint32_t c : stage_chips[st]) after[c] = {last[c]};
-                std::vector<uint32_t> members = stage_chips[st - 1];
-                members.insert(members.end(), stage_chips[st].begin(), stage_chips[st].end());
-                recv_bwd[st - 1][mb] = collective_op(3, sends_of(st - 1, false), members, after,
-                                                 {"send B" + std::to_string(mb) + " to stage " + std::to_string(st - 1),
-                                                  "send", mb, true});
-            }
+            if (st > 0) recv_bwd[st - 1][mb] = send(st, st - 1, last, mb, false);
         }
         stage_last[st] = last;
     }
-    // The embedding's and the head's gradients (stage 0 and the last stage) after the stage's backward; Adam once
-    // every gradient of the stage is reduced (gradient clipping needs them all), after the backward on stream 0.
+}
+
+// The embedding's and the head's gradients (stage 0 and the last stage) after the stage's backward; Adam once every
+// gradient of the stage is reduced (gradient clipping needs them all), after the backward on stream 0.
+void whole_builder::add_buckets_and_adam() {
+    const bool dp = p.dp > 1;
     for (uint32_t st = 0; st < S; ++st) {
         const uint64_t ends = (st == 0 ? 1 : 0) + (st == S - 1 ? 1 : 0);
-        if (dp && ends) bucket(st, lp.head_params_per_chip * ends, stage_last[st], st == 0 && S > 1 ? "bucket embedding" : st == 0 ? "bucket embedding/head" : "bucket head");
-        std::vector<std::vector<op_id>> adam_after(n);
+        if (dp && ends)
+            bucket(st, lp.head_params_per_chip * ends, stage_last[st],
+                   st == 0 && S > 1 ? "bucket embedding" : st == 0 ? "bucket embedding/head" : "bucket head");
+        after_ids adam_after(n);
         if (dp)
-            for (uint32_t c : stage_chips[st]) adam_after[c] = {last_bucket[st][c]};
+            for (uint32_t c : groups.chips[st]) adam_after[c] = {last_bucket[st][c]};
         auto adam = [&](uint64_t params, const std::string& name) {
             add_local(st, phase_programs(adam_op(params, name), name), adam_after, {name, "adam", uint32_t(M - 1), false});
             for (auto& a : adam_after) a.clear();  // the stream orders the rest
@@ -383,7 +435,9 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
         for (uint32_t l = LS; l-- > 0;) adam(lp.layer_params_per_chip, "adam layer " + std::to_string(st * LS + l));
         if (ends) adam(lp.head_params_per_chip * ends, S == 1 ? "adam embedding/head" : st == 0 ? "adam embedding" : "adam head");
     }
+}
 
+whole_result whole_builder::run(std::chrono::steady_clock::time_point t0) {
     whole_result r;
     r.operations = seq.operations();
     r.barrier_writes = seq.barrier_writes();
@@ -405,7 +459,7 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
     std::vector<core::neuron_core*> all;
     for (uint32_t c = 0; c < n; ++c) {
         auto& chip = *plat.full_chip(c);
-        for (uint32_t k = 0; k < C; ++k) {
+        for (uint32_t k = 0; k < cc.cores; ++k) {
             auto* core = chip.cores[k].get();
             all.push_back(core);
             core->load(std::move(programs[c][k]));
@@ -419,7 +473,7 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
             });
         }
     }
-    r.setup_wall_s = std::chrono::duration<double>(clock::now() - t0).count();
+    r.setup_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     tb::sim_probe probe = tb::make_cores_probe(all);
     probe.progress_text = [&] {
         size_t done = 0;
@@ -427,11 +481,16 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
         return std::to_string(done) + "/" + std::to_string(all.size()) + " cores finished the step";
     };
     r.wall_s = tb::run_to_completion(probe, opt.sim);
+    measure(r, begin, end, plat);
+    return r;
+}
 
-    // Every chip's breakdown (whole_breakdown), each stage's chip that finished last, the one that finished last.
+// Every chip's breakdown (whole_breakdown), each stage's chip that finished last, the one that finished last.
+void whole_builder::measure(whole_result& r, const std::vector<double>& begin, const std::vector<double>& end,
+                            platform::multichip_platform& plat) {
     r.per_chip.resize(n);
     for (uint32_t st = 0; st < S; ++st)
-        for (uint32_t c : stage_chips[st]) r.per_chip[c].stage = st;
+        for (uint32_t c : groups.chips[st]) r.per_chip[c].stage = st;
     for (uint32_t c = 0; c < n; ++c) {
         std::vector<core::neuron_core*> cores;
         for (auto& k : plat.full_chip(c)->cores) cores.push_back(k.get());
@@ -468,7 +527,7 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
     r.stage_critical.assign(S, 0);
     for (uint32_t st = 0; st < S; ++st) {
         double e = -1;
-        for (uint32_t c : stage_chips[st])
+        for (uint32_t c : groups.chips[st])
             if (r.per_chip[c].end_ns > e) e = r.per_chip[c].end_ns, r.stage_critical[st] = c;
     }
     for (uint32_t c = 0; c < n; ++c)
@@ -481,7 +540,18 @@ whole_result run_whole_step(const platform::platform_config& cfg_in, const model
     r.tokens_per_s = double(m.global_batch) * m.seq / (r.step_ns * 1e-9);
     const double peak = tb::chip_peak_tflops(cc, m.dtype);
     r.mfu = peak > 0 ? step_model_flops(m, p, lp) / (r.step_ns * 1e-9) / (peak * 1e12 * n) : 0;
-    return r;
+}
+
+}  // namespace
+
+whole_result run_whole_step(const platform::platform_config& cfg, const model_spec& m, const parallel_plan& p,
+                            const whole_options& opt) {
+    const auto t0 = std::chrono::steady_clock::now();
+    check_whole(cfg, m, p);
+    whole_builder b(cfg, m, p, opt);
+    b.add_passes();
+    b.add_buckets_and_adam();
+    return b.run(t0);
 }
 
 }  // namespace trnsim::train
