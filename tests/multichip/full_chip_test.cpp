@@ -149,6 +149,43 @@ TEST_CASE("full chips: reductions as accumulating DMA copies (chip.collective_re
     REQUIRE(r.sim_ns > 0);
 }
 
+// In place (a training step all-reduces an activation where it lies): the output over the input, every element of
+// every chip checked; uneven ring blocks, both directions of the bidirectional ring, the torus's two phases.
+namespace {
+tb::collective_result all_reduce_in_place(const platform::platform_config& cfg, collective::op o, collective::algo a,
+                                          uint64_t bytes) {
+    collective::params p;
+    p.o = o;
+    p.a = a;
+    p.dt = numerics::dtype::bf16;
+    p.bytes = bytes;
+    tb::collective_options opt;
+    opt.in_place = true;
+    opt.sim.wall_limit_s = 120;
+    return tb::run_collective(cfg, p, opt);
+}
+void check_in_place(const platform::platform_config& cfg, collective::algo a, uint64_t bytes) {
+    auto r = all_reduce_in_place(cfg, collective::op::allreduce, a, bytes);
+    REQUIRE(r.output_addr == r.input_addr);  // the check below reads the output there
+    INFO(r.first_mismatch);
+    REQUIRE(r.checked);
+    REQUIRE(r.pass);
+}
+}  // namespace
+TEST_CASE("full chips: ring all-reduce in place is bit-exact with the reference", "[multichip][full]") {
+    check_in_place(full("ring-8"), collective::algo::ring, 2 * (300'000 + 3));
+}
+TEST_CASE("full chips: bidirectional-ring all-reduce in place, reduced on the DMA engines, is bit-exact", "[multichip][full]") {
+    check_in_place(full("ring-8", {"chip.collective_reduce=dma"}), collective::algo::bidir_ring, 2 * (300'000 + 3));
+}
+TEST_CASE("full chips: torus all-reduce in place on a 2x2 torus is bit-exact", "[multichip][full]") {
+    check_in_place(full("torus-4x4", {"server.dims=[2,2]"}), collective::algo::torus, 2 * 4 * 4 * 4096);
+}
+TEST_CASE("full chips: a collective in place other than a ring-family all-reduce is refused", "[multichip][full]") {
+    REQUIRE_THROWS_WITH(all_reduce_in_place(full("ring-8"), collective::op::alltoall, collective::algo::direct, 8 * 8 * 1024),
+                        Contains("collective in place: an all-reduce over a ring, bidir_ring or torus, not alltoall (direct)"));
+}
+
 namespace {
 void check_torus(collective::op o, collective::algo a) {
     auto cfg = full("torus-4x4", {"server.dims=[2,2]"});

@@ -76,6 +76,8 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
         lowering_layout L = full_chip_layout(cfg, s);
         if (opt.copy_piece) L.copy_piece = opt.copy_piece;
         use_cores(L, opt.first_core, opt.cores);
+        if (opt.in_place) in_place(L, s);
+        r.input_addr = L.input, r.output_addr = L.output;
         lowered_collective low = lower(s, L);
         size_t to_spawn = 0;
         for (const auto& chip_programs : low.programs)
@@ -214,6 +216,16 @@ uint64_t compare_outputs(const collective::schedule& s, const std::vector<std::v
         }
     }
     return mismatches;
+}
+
+void in_place(lowering_layout& L, const collective::schedule& s) {
+    const auto a = s.p.a;
+    if (s.p.o != collective::op::allreduce ||
+        (a != collective::algo::ring && a != collective::algo::bidir_ring && a != collective::algo::torus))
+        throw std::invalid_argument(std::string("collective in place: an all-reduce over a ring, bidir_ring or torus, "
+                                                "not ") + std::string(collective::name_of(s.p.o)) + " (" +
+                                    std::string(collective::name_of(a)) + ")");
+    L.output = L.input;
 }
 
 void use_cores(lowering_layout& L, uint32_t first, uint32_t count) {

@@ -27,6 +27,11 @@ struct collective_options {
     uint64_t copy_piece = 0;
     // Full chips: the cores the collective runs on, [first_core, first_core + cores) (cores 0: all of them).
     uint32_t first_core = 0, cores = 0;
+    // Full chips: an all-reduce in place, its output over its input (as a training step all-reduces an activation
+    // where it lies). The ring-family schedules read a chip's input block only before the reduced block that
+    // replaces it can exist (it depends on that read), so the lowered steps need nothing more; ring, bidir_ring and
+    // torus all-reduces only (std::invalid_argument otherwise).
+    bool in_place = false;
 };
 
 struct collective_result {
@@ -45,6 +50,7 @@ struct collective_result {
     std::string first_mismatch;
     // Full-chip platforms: the instructions the schedule was lowered to (lowering.h).
     uint64_t lowered_dma = 0, lowered_vector = 0, remote_signals = 0;
+    uint64_t input_addr = 0, output_addr = 0;  // where the input and output are on every chip (chip-local HBM)
     std::vector<platform::multichip_platform::utilisation> util;
     std::map<std::string, double> stats;
 };
@@ -67,6 +73,9 @@ lowering_layout full_chip_layout(const platform::platform_config& cfg, const col
 // Runs the collective of layout L on `count` cores from `first` (count 0: the rest of the chip's); throws
 // std::invalid_argument if they are not among the chip's cores.
 void use_cores(lowering_layout& L, uint32_t first, uint32_t count);
+// Puts the output of layout L's all-reduce over its input (collective_options::in_place); throws
+// std::invalid_argument for another operation or algorithm.
+void in_place(lowering_layout& L, const collective::schedule& s);
 
 // Every chip's expected output (collective::execute_reference on the inputs fill_input makes from `seed`).
 std::vector<std::vector<uint8_t>> reference_outputs(const collective::schedule& s, uint32_t chips, uint64_t seed);
