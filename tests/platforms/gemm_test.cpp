@@ -97,7 +97,7 @@ TEST_CASE("1024^3 BF16 on trn2 passes and its time is explained by the timing mo
 // and N tiles wider than the partitions (B turned in several chunks).
 namespace {
 tb::gemm_result run_layout(bool a_rows, bool b_cols, numerics::dtype c_type, const platform::platform_config& cfg,
-                           tb::gemm_options opt = {}) {
+                           const tb::gemm_options& opt = {}) {
     tb::gemm_spec g;
     g.m = 37, g.k = 53, g.n = 71;
     g.dtype = numerics::dtype::bf16;

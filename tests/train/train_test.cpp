@@ -199,7 +199,7 @@ TEST_CASE("phase rmsnorm over a 40000-wide row matches its reference") { check_p
 
 // Tensors the caller placed: SwiGLU reading the gate and up halves of one T x 2F gate|up tensor (pitch 2F) and
 // writing a tensor of its own; RoPE on the q|k columns of a wider qkv tensor. The reference reads what is stored.
-static void check_bound_phase(phase_spec s) {
+static void check_bound_phase(const phase_spec& s) {
     const auto cfg = load("trn2");
     tb::sim_options so;
     so.progress_after_s = 0;

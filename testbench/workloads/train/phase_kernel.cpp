@@ -146,12 +146,22 @@ phase_plan plan_phase(const platform::chip_config& cc, const phase_spec& s) {
     const bool norm_bwd = s.kind == phase_kind::rmsnorm_bwd;
     for (const auto& [name, t] : s.at) {
         bool known = norm_bwd && name == "dgain";
-        std::string names;
-        for (const auto& d : kd.hbm) known = known || name == d.name, names += std::string(names.empty() ? "" : ", ") + d.name;
-        if (!known) throw std::invalid_argument(what + ": no tensor '" + name + "' (it has " + names + (norm_bwd ? ", dgain" : "") + ")");
-        if (t.pitch && t.pitch < s.cols)
-            throw std::invalid_argument(what + ": tensor " + name + "'s row pitch " + std::to_string(t.pitch) +
-                                        " is shorter than its " + std::to_string(s.cols) + " columns");
+        std::string msg = what;
+        for (const auto& d : kd.hbm) known = known || name == d.name;
+        if (!known) {
+            msg += ": no tensor '";
+            msg += name;
+            msg += "' (it has ";
+            for (size_t i = 0; i < kd.hbm.size(); ++i) msg += (i ? ", " : ""), msg += kd.hbm[i].name;
+            msg += norm_bwd ? ", dgain)" : ")";
+            throw std::invalid_argument(msg);
+        }
+        if (t.pitch && t.pitch < s.cols) {
+            msg += ": tensor ";
+            msg += name;
+            msg += "'s row pitch " + std::to_string(t.pitch) + " is shorter than its " + std::to_string(s.cols) + " columns";
+            throw std::invalid_argument(msg);
+        }
     }
     for (const auto& d : kd.hbm) {
         const uint64_t n = d.sh == shape::full ? s.rows * s.cols : d.sh == shape::row ? s.cols : s.rows;

@@ -315,7 +315,7 @@ per_chip whole_builder::collective_op(uint32_t stream, const collective::schedul
     tb::use_cores(lay, on.first, on.count);
     tb::lowered_collective low = tb::lower(s, lay);
     for (auto& chip : low.programs) chip.resize(cc.cores);  // the cores it leaves alone: empty programs
-    const auto ids = seq.add_all(stream, std::move(low.programs), after.empty() ? after_ids(n) : after, mm.name, members);
+    per_chip ids = seq.add_all(stream, std::move(low.programs), after.empty() ? after_ids(n) : after, mm.name, members);
     note(ids, mm);
     return ids;
 }
