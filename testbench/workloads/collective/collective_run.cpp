@@ -74,9 +74,7 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
             throw std::invalid_argument("chips.full: a collective needs every chip of the platform to be a full chip "
                                         "(chips.model: \"full\") or every one light; this platform mixes them");
         lowering_layout L = full_chip_layout(cfg, s);
-        if (opt.copy_piece) L.copy_piece = opt.copy_piece;
-        use_cores(L, opt.first_core, opt.cores);
-        if (opt.in_place) in_place(L, s);
+        apply_options(L, s, opt);
         r.input_addr = L.input, r.output_addr = L.output;
         lowered_collective low = lower(s, L);
         size_t to_spawn = 0;
@@ -218,6 +216,9 @@ uint64_t compare_outputs(const collective::schedule& s, const std::vector<std::v
     return mismatches;
 }
 
+namespace {
+
+// The output of L's all-reduce over its input.
 void in_place(lowering_layout& L, const collective::schedule& s) {
     const auto a = s.p.a;
     if (s.p.o != collective::op::allreduce ||
@@ -228,6 +229,7 @@ void in_place(lowering_layout& L, const collective::schedule& s) {
     L.output = L.input;
 }
 
+// L on `count` cores from `first` (count 0: the rest of the chip's).
 void use_cores(lowering_layout& L, uint32_t first, uint32_t count) {
     const uint32_t all = L.first_core + L.cores;
     if (count == 0) count = all - first;
@@ -236,6 +238,14 @@ void use_cores(lowering_layout& L, uint32_t first, uint32_t count) {
                                     std::to_string(first + count - 1) + " are not among the chip's " +
                                     std::to_string(all));
     L.first_core = first, L.cores = count;
+}
+
+} // namespace
+
+void apply_options(lowering_layout& L, const collective::schedule& s, const collective_options& opt) {
+    if (opt.copy_piece) L.copy_piece = opt.copy_piece;
+    use_cores(L, opt.first_core, opt.cores);
+    if (opt.in_place) in_place(L, s);
 }
 
 lowering_layout full_chip_layout(const platform::platform_config& cfg, const collective::schedule& s, uint64_t hbm_from,

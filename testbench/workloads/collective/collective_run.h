@@ -70,12 +70,10 @@ struct lowering_layout;
 // `sem_first` (semaphores left to another program): where to start when the chips run something else too.
 lowering_layout full_chip_layout(const platform::platform_config& cfg, const collective::schedule& s,
                                  uint64_t hbm_from = 0, uint64_t sbuf_from = 0, uint32_t sem_first = 0);
-// Runs the collective of layout L on `count` cores from `first` (count 0: the rest of the chip's); throws
-// std::invalid_argument if they are not among the chip's cores.
-void use_cores(lowering_layout& L, uint32_t first, uint32_t count);
-// Puts the output of layout L's all-reduce over its input (collective_options::in_place); throws
-// std::invalid_argument for another operation or algorithm.
-void in_place(lowering_layout& L, const collective::schedule& s);
+// The full-chip placement options of opt (copy_piece, first_core and cores, in_place) applied to layout L.
+void apply_options(lowering_layout& L, const collective::schedule& s, const collective_options& opt);
+// Throws std::invalid_argument for cores that are not the chip's, or in place for an operation or algorithm that
+// cannot run so.
 
 // Every chip's expected output (collective::execute_reference on the inputs fill_input makes from `seed`).
 std::vector<std::vector<uint8_t>> reference_outputs(const collective::schedule& s, uint32_t chips, uint64_t seed);

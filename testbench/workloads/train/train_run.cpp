@@ -115,6 +115,17 @@ std::vector<stage_memory> stage_memory_of(const model_spec& m, const parallel_pl
     return out;
 }
 
+tb::collective_options step_collective(uint32_t stream, uint32_t cores, const parallel_plan& p) {
+    tb::collective_options co;
+    co.copy_piece = uint64_t(1) << 20;
+    const uint32_t half = cores / 2;
+    if (cores >= 2 && (p.dp > 1 || p.pp > 1)) {
+        co.first_core = stream == STREAM_PASSES ? 0 : half;
+        co.cores = stream == STREAM_PASSES ? half : cores - half;
+    }
+    return co;
+}
+
 tb::gemm_spec gemm_of(const layer_op& o, numerics::dtype t) {
     tb::gemm_spec g;
     g.m = o.m, g.k = o.kk, g.n = o.n, g.dtype = t;
@@ -401,15 +412,12 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
                 cp.bytes = q.bytes;
                 sch = collective::build_groups(cfg.multichip.topo, q.kind == "tp_allreduce" ? tp_groups : dp_groups, cp);
             }
-            tb::collective_options co;
+            tb::collective_options co = step_collective(q.kind == "tp_allreduce" ? STREAM_PASSES
+                                                        : q.kind == "send"       ? STREAM_SENDS_FWD
+                                                                                 : STREAM_BUCKETS,
+                                                        tcfg.chip.cores, p);
             co.check = false;
             co.sim = so;
-            co.copy_piece = COLLECTIVE_COPY_PIECE;
-            const core_range cr_cores = cores_of(q.kind == "tp_allreduce" ? STREAM_PASSES
-                                                 : q.kind == "send"       ? STREAM_SENDS_FWD
-                                                                          : STREAM_BUCKETS,
-                                                 tcfg.chip.cores, p.dp > 1 || p.pp > 1);
-            co.first_core = cr_cores.first, co.cores = cr_cores.count;
             const auto cr = tb::run_schedule(tcfg, sch, co);
             return {{"ns", cr.sim_ns}, {"wall_s", cr.wall_s}, {"hbm_bytes", 0}, {"memory_bound", false}};
         });

@@ -29,6 +29,7 @@
 
 #include "models/collective/schedule.h"
 #include "platforms/config/platform_config.h"
+#include "testbench/workloads/collective/collective_run.h"
 #include "testbench/workloads/gemm/gemm.h"
 #include "testbench/workloads/train/layer_plan.h"
 #include "testbench/workloads/train/phase_kernel.h"
@@ -37,24 +38,19 @@
 
 namespace trnsim::train {
 
-// On full chips, a step's collectives cut their copies in DMA instructions of at most 1 MiB (the composed step's
-// and the whole step's alike; whole_step.h says why).
-constexpr uint64_t COLLECTIVE_COPY_PIECE = uint64_t(1) << 20;
-// The streams of a step on full chips (whole_step.h) and the cores their collectives run on
-// (lowering_layout::first_core, cores). When collectives run beside each other (dp > 1 or pp > 1: `beside`), the
-// passes' tensor-parallel all-reduces (stream 0) run on the first half of a chip's cores and the gradient buckets (1)
-// and the pipeline sends (2 forward, 3 backward) on the second half, so that a bucket running beside the backward
-// pass does not hold the next all-reduce's DMA work behind its own in the engines' queues (measured on tiny dp 2 x
-// tp 4, ring-8: an all-reduce beside a bucket took 98 us instead of 26); otherwise every collective has all cores.
+// The streams of a step on full chips (whole_step.h): the passes with their tensor-parallel all-reduces, the
+// gradient buckets, the forward and the backward pipeline sends.
 enum step_stream : uint32_t { STREAM_PASSES = 0, STREAM_BUCKETS = 1, STREAM_SENDS_FWD = 2, STREAM_SENDS_BWD = 3 };
-struct core_range {
-    uint32_t first, count;
-};
-constexpr core_range cores_of(uint32_t stream, uint32_t cores, bool beside) {
-    const uint32_t half = cores / 2;
-    if (cores < 2 || !beside) return {0, cores};
-    return stream == STREAM_PASSES ? core_range{0, half} : core_range{half, cores - half};
-}
+// How a step runs a collective of `stream` on full chips of `cores` cores, the composed step's simulations and the
+// whole step alike (collective_options: copy_piece, first_core, cores):
+// - copies in DMA instructions of at most 1 MiB: an engine serves its descriptors in order, so a copy of a whole
+//   gradient bucket in one instruction would hold every DMA engine of its core for milliseconds in front of the
+//   compute's loads (measured: a backward residual add of 37 us took 6.3 ms behind one);
+// - when collectives run beside each other (dp > 1 or pp > 1), the passes' all-reduces on the first half of a chip's
+//   cores and the buckets and sends on the second half, so that a bucket running beside the backward pass does not
+//   hold the next all-reduce's DMA work behind its own in the engines' queues (measured on tiny dp 2 x tp 4, ring-8:
+//   an all-reduce beside a bucket took 98 us instead of 26); otherwise every collective has all cores.
+tb::collective_options step_collective(uint32_t stream, uint32_t cores, const parallel_plan& p);
 
 struct train_options {
     bool replay = true;
