@@ -223,10 +223,30 @@ TEST_CASE("phase swiglu on the two halves of a gate|up tensor matches its refere
 TEST_CASE("phase rope on the q|k columns of a qkv tensor matches its reference") {
     phase_spec s;
     s.kind = phase_kind::rope, s.rows = 200, s.cols = 256;
+    s.at["x"] = {load("trn2").chip.hbm_base + (64ull << 20), 384};
+    s.at["y"] = {load("trn2").chip.hbm_base + (68ull << 20), 0};
+    check_bound_phase(s);
+}
+// A decoder's q|k row is heads of d columns, each rotated in its own halves (rope_dim = d).
+TEST_CASE("phase rope per head of 64 columns on the q|k columns of a qkv tensor matches its reference") {
+    phase_spec s;
+    s.kind = phase_kind::rope, s.rows = 200, s.cols = 256, s.rope_dim = 64;
     const uint64_t base = load("trn2").chip.hbm_base + (64ull << 20);
     s.at["x"] = {base, 384};
     s.at["y"] = {base + (4ull << 20), 0};
     check_bound_phase(s);
+}
+TEST_CASE("phase rope per head of 32 columns over 9 heads matches its reference") {
+    phase_spec s;
+    s.kind = phase_kind::rope, s.rows = 300, s.cols = 288, s.rope_dim = 32;
+    check_bound_phase(s);
+}
+TEST_CASE("phase rope with a head width that does not divide the row is refused") {
+    phase_spec s;
+    s.kind = phase_kind::rope, s.rows = 128, s.cols = 288, s.rope_dim = 64;
+    REQUIRE_THROWS_WITH(compile_phase(load("trn2").chip, s), Catch::Contains("RoPE block of 64 columns"));
+    s.rope_dim = 32, s.kind = phase_kind::add;
+    REQUIRE_THROWS_WITH(compile_phase(load("trn2").chip, s), Catch::Contains("RoPE block"));
 }
 // Attention's softmax: scaled by 1/sqrt(d), causal within blocks of `seq` query rows (two blocks here), and its
 // backward with the same scale; a causal softmax over rows too long for SBUF (masked chunk by chunk).

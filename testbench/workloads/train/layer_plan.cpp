@@ -55,6 +55,12 @@ void linear_bwd(std::vector<layer_op>& v, const std::string& n, uint64_t T, uint
     v.push_back(gemm("bwd." + n + ".dgrad", T, out, in, "mk", "nk"));
     v.push_back(gemm("bwd." + n + ".wgrad", in, T, out, "km", "kn"));
 }
+// RoPE on the q|k columns of T tokens, every head of d columns rotated in its halves.
+layer_op rope(std::string name, uint64_t T, uint64_t cols, uint64_t d) {
+    layer_op o = phase(std::move(name), phase_kind::rope, T, cols);
+    o.rope_dim = d;
+    return o;
+}
 layer_op softmax(std::string name, phase_kind k, uint64_t rows, uint64_t cols, float scale, uint64_t causal) {
     layer_op o = phase(std::move(name), k, rows, cols);
     o.scale = scale;
@@ -80,7 +86,7 @@ layer_plan plan_layer(const model_spec& m, const parallel_plan& p) {
     // Activations token-major (T x features), so every forward GEMM reads its A as stored (M x K) and writes C in
     // the model dtype; scores = Q K^T reads K as B^T.
     f.push_back(gemm("fwd.qkv", T, H, qkv, "mk", "kn"));
-    f.push_back(phase("fwd.rope", phase_kind::rope, T, (h + kv) * d));
+    f.push_back(rope("fwd.rope", T, (h + kv) * d, d));
     f.push_back(gemm("fwd.scores", S, d, S, "mk", "nk", heads_mb));
     f.push_back(softmax("fwd.softmax", phase_kind::softmax, heads_mb * S, S, scale, S));
     f.push_back(gemm("fwd.pv", S, S, d, "mk", "kn", heads_mb));
@@ -108,7 +114,7 @@ layer_plan plan_layer(const model_spec& m, const parallel_plan& p) {
     b.push_back(softmax("bwd.softmax", phase_kind::softmax_bwd, heads_mb * S, S, scale, 0));
     b.push_back(gemm("bwd.scores.dq", S, S, d, "mk", "kn", heads_mb));  // dQ = dS K
     b.push_back(gemm("bwd.scores.dk", S, S, d, "km", "kn", heads_mb));  // dK = dS^T Q
-    b.push_back(phase("bwd.rope", phase_kind::rope, T, (h + kv) * d));
+    b.push_back(rope("bwd.rope", T, (h + kv) * d, d));
     linear_bwd(b, "qkv", T, H, qkv);
     if (tp) b.push_back(allreduce("bwd.attn.allreduce", act));
     b.push_back(phase("bwd.norm1", phase_kind::rmsnorm_bwd, T, H));

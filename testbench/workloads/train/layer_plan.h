@@ -41,6 +41,7 @@ struct layer_op {
     // phase softmax / softmax_bwd: attention's scale 1 / sqrt(head dim) and causal mask (phase_kernel.h).
     float scale = 1.0f;
     uint64_t causal_block = 0;
+    uint64_t rope_dim = 0;  // phase rope: rotated per head of this many columns
     double flops() const { return k == kind::gemm ? 2.0 * double(m) * double(kk) * double(n) * count : 0.0; }
 };
 

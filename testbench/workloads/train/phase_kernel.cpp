@@ -99,6 +99,7 @@ struct phase_plan {
     uint64_t dgain_addr = 0;      // rmsnorm_bwd: the per-row-tile gain-gradient rows
     uint64_t hbm_bytes = 0;       // HBM the tensors span from hbm_base + hbm_offset (4 KiB aligned)
     bool norm_bwd = false, has_gain = false, rope = false, multipass = false;
+    uint64_t rope_block = 0;      // RoPE in blocks of this many columns (0: over the whole row, in halves)
     uint64_t logical = 0, W = 0;  // columns a unit covers (RoPE: of each half), its chunk width
     uint32_t sets = 2;            // buffer sets
     uint64_t row_tiles = 0, row_chunks = 1, chunks = 1, units = 0;
@@ -129,6 +130,9 @@ phase_plan plan_phase(const platform::chip_config& cc, const phase_spec& s) {
                                     std::to_string(cc.core.sbuf.partitions) + " SBUF partitions");
     if (s.kind == phase_kind::rope && s.cols % 2)
         throw std::invalid_argument(what + ": RoPE rotates column pairs, the width must be even");
+    if (s.rope_dim && (s.kind != phase_kind::rope || s.rope_dim % 2 || s.cols % s.rope_dim))
+        throw std::invalid_argument(what + ": a RoPE block of " + std::to_string(s.rope_dim) +
+                                    " columns (a head) must be even and divide the row");
     const kind_def kd = def_of(s.kind);
     const uint32_t P = cc.core.sbuf.partitions, cores = cc.cores;
     const uint64_t dsz = numerics::size_of(s.dtype);
@@ -187,17 +191,20 @@ phase_plan plan_phase(const platform::chip_config& cc, const phase_spec& s) {
         if (t.col) fixed += 64;
         else per_col += esz(t.fp32);
     }
+    // RoPE over the whole row pairs column c with c + cols / 2 (the half-split layout): a unit covers the same
+    // columns of both halves, so its tiles are twice the chunk wide. RoPE in blocks of rope_dim columns (the heads of
+    // a q|k row) covers whole blocks, each rotated in its halves.
+    const bool rope = s.kind == phase_kind::rope;
+    const uint64_t block = rope && s.rope_dim && s.rope_dim < s.cols ? s.rope_dim : 0;
+    const bool halves = rope && !block;
+    const uint64_t logical = halves ? s.cols / 2 : s.cols;
     auto set_bytes = [&](uint64_t w) {
         uint64_t b = 0;
-        for (const auto& t : kd.set) b += t.col ? 64 : padded(w * esz(t.fp32) * (s.kind == phase_kind::rope ? 2 : 1));
+        for (const auto& t : kd.set) b += t.col ? 64 : padded(w * esz(t.fp32) * (halves ? 2 : 1));
         return b;
     };
     const uint64_t row_tiles = (s.rows + P - 1) / P;
-    // RoPE pairs column c with c + cols / 2 (the half-split layout): a unit covers the same columns of both halves,
-    // so its tiles are twice the chunk wide.
-    const bool rope = s.kind == phase_kind::rope;
-    const uint64_t logical = rope ? s.cols / 2 : s.cols;
-    if (rope) per_col *= 2;
+    if (halves) per_col *= 2;
     uint64_t W = logical;
     uint32_t sets = 2;
     // Softmax and RMS norm rows too long for one buffer set (a vocabulary's logits) run in column chunks, two passes
@@ -232,6 +239,12 @@ phase_plan plan_phase(const platform::chip_config& cc, const phase_spec& s) {
             W = std::max<uint64_t>(64, ((logical + chunks - 1) / chunks + 63) / 64 * 64);
             W = std::min(W, logical);
         }
+        if (block) {  // whole blocks per unit
+            if (per_core + 2 * set_bytes(block) > part)
+                throw std::invalid_argument(what + ": a RoPE block of " + std::to_string(block) +
+                                            " columns does not fit two buffer sets in an SBUF partition");
+            W = std::max(block, W / block * block);
+        }
     }
     const uint64_t row_chunks = multipass ? (s.cols + W - 1) / W : 1;  // chunks of one row (multi-pass)
     const uint64_t chunks = multipass ? 1 : (logical + W - 1) / W, units = row_tiles * chunks;
@@ -247,6 +260,7 @@ phase_plan plan_phase(const platform::chip_config& cc, const phase_spec& s) {
     pl.norm_bwd = norm_bwd;
     pl.has_gain = has_gain;
     pl.rope = rope;
+    pl.rope_block = block;
     pl.multipass = multipass;
     pl.logical = logical;
     pl.W = W;
@@ -265,7 +279,8 @@ core::core_program emit_core(const platform::chip_config& cc, const phase_spec& 
     const uint32_t P = pl.P, cores = pl.cores, sets = pl.sets;
     const uint64_t W = pl.W, logical = pl.logical, row_tiles = pl.row_tiles, row_chunks = pl.row_chunks;
     const uint64_t chunks = pl.chunks, units = pl.units, dgain_addr = pl.dgain_addr;
-    const bool has_gain = pl.has_gain, norm_bwd = pl.norm_bwd, rope = pl.rope, multipass = pl.multipass;
+    const bool has_gain = pl.has_gain, norm_bwd = pl.norm_bwd, multipass = pl.multipass;
+    const bool halves = pl.rope && !pl.rope_block;
     auto H = [&](const char* n) -> const hbm_tensor& { return pl.at(n); };
     auto whole = [&](const hbm_tensor& t) {  // a rows x cols tensor, its rows `pitch` elements apart
         return kernel_builder::hbm(t.addr, uint32_t(s.rows), uint32_t(t.pitch), t.d.name, t.d.fp32 ? F32 : s.dtype)
@@ -290,7 +305,7 @@ core::core_program emit_core(const platform::chip_config& cc, const phase_spec& 
     std::vector<std::vector<tile>> set(sets);
     for (uint32_t k = 0; k < sets; ++k)
         for (const auto& t : kd.set)
-            set[k].push_back(kb.sbuf(P, t.col ? 1 : uint32_t(rope ? 2 * W : W), std::string(t.name) + std::to_string(k),
+            set[k].push_back(kb.sbuf(P, t.col ? 1 : uint32_t(halves ? 2 * W : W), std::string(t.name) + std::to_string(k),
                                      t.fp32 ? F32 : s.dtype));
     uint64_t done = 0;
     for (uint64_t u = c; u < units; u += cores, ++done) {
@@ -302,6 +317,11 @@ core::core_program emit_core(const platform::chip_config& cc, const phase_spec& 
             for (size_t i = 0; i < kd.set.size(); ++i)
                 if (std::string(kd.set[i].name) == n)
                     return kd.set[i].col ? st[i].rows(0, np) : st[i].rows(0, np).cols(0, w);
+            throw std::logic_error(std::string("phase tile ") + n);
+        };
+        auto tile_of = [&](const char* n) {  // a tile of this unit's buffer set, all its columns
+            for (size_t i = 0; i < kd.set.size(); ++i)
+                if (std::string(kd.set[i].name) == n) return st[i];
             throw std::logic_error(std::string("phase tile ") + n);
         };
         auto T = [&](const char* n) {  // this unit's block of an HBM tensor
@@ -416,24 +436,37 @@ core::core_program emit_core(const platform::chip_config& cc, const phase_spec& 
             store("dg", "dg"), store("du", "du");
             break;
         }
-        case phase_kind::rope: {  // y1 = x1 cos1 - x2 sin1, y2 = x2 cos2 + x1 sin2 (halves 1 and 2 of the row)
-            const uint32_t half = uint32_t(logical), W2 = uint32_t(W);
-            auto blk = [&](const char* n, uint32_t k) {  // this unit's columns of half k of an HBM tensor
-                return whole(H(n)).rows(r0, np).cols(k * half + c0, w);
-            };
-            auto sb = [&](const char* n, uint32_t k) {  // and of its SBUF tile
-                for (size_t i = 0; i < kd.set.size(); ++i)
-                    if (std::string(kd.set[i].name) == n) return st[i].rows(0, np).cols(k * W2, w);
-                throw std::logic_error(std::string("phase tile ") + n);
-            };
-            for (const char* n : {"x", "cos", "sin"})
-                for (uint32_t k = 0; k < 2; ++k) kb.copy(sb(n, k), blk(n, k));
-            for (uint32_t k = 0; k < 2; ++k) {
-                kb.binary(vop::mul, sb("t", k), sb("x", k), sb("cos", k));
-                kb.binary(vop::mul, sb("u", k), sb("x", 1 - k), sb("sin", k));
-                kb.binary(vop::axpby, sb("y", k), sb("t", k), sb("u", k), bcast::none, 1.0f, k == 0 ? -1.0f : 1.0f);
-                kb.copy(blk("y", k), sb("y", k));
+        case phase_kind::rope: {  // y1 = x1 cos1 - x2 sin1, y2 = x2 cos2 + x1 sin2 (halves 1 and 2 of a block)
+            // Each rotation block of the unit as (half 1, half 2) column ranges of the SBUF tiles: over the whole
+            // row, the tiles hold this unit's columns of half 1 then of half 2 (each loaded on its own); in blocks
+            // of rope_dim, the unit's columns as they are, block after block.
+            std::vector<std::pair<uint32_t, uint32_t>> blocks;  // first column of each half in the tiles
+            uint32_t hw = w;                                    // columns of a half
+            if (halves) {
+                const uint32_t half = uint32_t(logical), W2 = uint32_t(W);
+                blocks.emplace_back(0, W2);
+                for (const char* n : {"x", "cos", "sin"})
+                    for (uint32_t k = 0; k < 2; ++k)
+                        kb.copy(tile_of(n).rows(0, np).cols(k * W2, w), whole(H(n)).rows(r0, np).cols(k * half + c0, w));
+            } else {
+                hw = uint32_t(pl.rope_block / 2);
+                for (uint32_t b = 0; b < w; b += 2 * hw) blocks.emplace_back(b, b + hw);
+                load("x"), load("cos"), load("sin");
             }
+            auto tv = [&](const char* n, uint32_t first) { return tile_of(n).rows(0, np).cols(first, hw); };
+            for (const auto& [first, second] : blocks)
+                for (uint32_t k = 0; k < 2; ++k) {
+                    const uint32_t me = k ? second : first, other = k ? first : second;
+                    kb.binary(vop::mul, tv("t", me), tv("x", me), tv("cos", me));
+                    kb.binary(vop::mul, tv("u", me), tv("x", other), tv("sin", me));
+                    kb.binary(vop::axpby, tv("y", me), tv("t", me), tv("u", me), bcast::none, 1.0f, k == 0 ? -1.0f : 1.0f);
+                }
+            if (halves)
+                for (uint32_t k = 0; k < 2; ++k)
+                    kb.copy(whole(H("y")).rows(r0, np).cols(k * uint32_t(logical) + c0, w),
+                            tile_of("y").rows(0, np).cols(k * uint32_t(W), w));
+            else
+                store("y", "y");
             break;
         }
         case phase_kind::rmsnorm:
@@ -535,13 +568,13 @@ tensors phase_reference(const phase_spec& s, const tensors& in) {
         }
         break;
     }
-    case phase_kind::rope: {
+    case phase_kind::rope: {  // each block of rope_dim columns (or the whole row) rotated in its halves
         auto& y = w["y"] = A("x");
-        const uint64_t h = C / 2;
+        const uint64_t blk = s.rope_dim ? s.rope_dim : C, h = blk / 2;
         for (uint64_t i = 0; i < R; ++i)
             for (uint64_t c = 0; c < C; ++c) {
-                const uint64_t e = i * C + c, pair = i * C + (c < h ? c + h : c - h);
-                y[e] = A("x")[e] * A("cos")[e] + (c < h ? -1 : 1) * A("x")[pair] * A("sin")[e];
+                const uint64_t o = c % blk, e = i * C + c, pair = e - o + (o < h ? o + h : o - h);
+                y[e] = A("x")[e] * A("cos")[e] + (o < h ? -1 : 1) * A("x")[pair] * A("sin")[e];
             }
         break;
     }

@@ -43,6 +43,9 @@ struct phase_spec {
     // SBUF partitions) masked first; softmax_bwd: ds = scale * p (dp - sum(p dp)).
     float scale = 1.0f;
     uint64_t causal_block = 0;
+    // RoPE: the row is blocks of rope_dim columns (the heads of a q|k row), each rotated in its halves, column c of
+    // a block paired with c + rope_dim / 2; 0: the whole row is one block. cos and sin are rows x cols tables.
+    uint64_t rope_dim = 0;
     uint64_t seed = 1;        // functional runs: the inputs' seeded random values
     bool compile_only = false;  // build the programs (every mapping check) and return before simulating
 };

@@ -137,7 +137,7 @@ tb::gemm_spec gemm_of(const layer_op& o, numerics::dtype t) {
 phase_spec phase_of(const layer_op& o, numerics::dtype t) {
     phase_spec ps;
     ps.kind = o.phase, ps.rows = o.rows, ps.cols = o.cols, ps.dtype = t;
-    ps.scale = o.scale, ps.causal_block = o.causal_block;
+    ps.scale = o.scale, ps.causal_block = o.causal_block, ps.rope_dim = o.rope_dim;
     return ps;
 }
 
