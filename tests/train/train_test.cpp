@@ -166,6 +166,54 @@ TEST_CASE("group collectives are every group's ring on its own chips") {
 
 // The vector phases against their FP64 reference: 300 rows (a partial row tile), column chunks for elementwise
 // phases, every core busy.
+// The layer plan's dataflow: every operation reads what an earlier one wrote, inside the tensors, in their types.
+TEST_CASE("the layer plan's operations read only what earlier operations wrote") {
+    auto m = tiny();
+    for (uint32_t tp : {1u, 2u, 4u, 8u})
+        for (uint32_t mb : {1u, 2u}) {
+            parallel_plan p;
+            p.tp = tp, p.micro_batch = mb;
+            INFO("tp " << tp << " micro-batch " << mb);
+            CHECK_NOTHROW(check_dataflow(plan_layer(m, p), m.dtype, 128));
+        }
+    auto gqa = m;  // grouped-query attention: 4 query heads share each key/value head
+    gqa.kv_heads = 2;
+    parallel_plan p;
+    p.tp = 2;
+    CHECK_NOTHROW(check_dataflow(plan_layer(gqa, p), gqa.dtype, 128));
+}
+TEST_CASE("a layer plan with a broken dataflow is caught naming the operation and operand") {
+    const auto m = tiny();
+    parallel_plan p;
+    p.tp = 2;
+    auto erase = [](std::vector<layer_op>& v, const std::string& name) {
+        v.erase(std::remove_if(v.begin(), v.end(), [&](const layer_op& o) { return o.name == name; }), v.end());
+    };
+    auto role = [](std::vector<layer_op>& v, const std::string& name, const std::string& r) -> operand& {
+        for (auto& o : v)
+            if (o.name == name)
+                for (auto& [k, od] : o.io)
+                    if (k == r) return od;
+        throw std::logic_error("no operand");
+    };
+    auto lp = plan_layer(m, p);
+    erase(lp.fwd, "fwd.qkv");
+    CHECK_THROWS_WITH(check_dataflow(lp, m.dtype, 128),
+                      Catch::Contains("layer operation fwd.rope, operand x (qkv): read before it is written"));
+    lp = plan_layer(m, p);
+    role(lp.bwd, "bwd.pv.dv", "c").col += 8;  // the last head's dV past the end of dqkv
+    CHECK_THROWS_WITH(check_dataflow(lp, m.dtype, 128), Catch::Contains("operation bwd.pv.dv, operand c (dqkv): rows to"));
+    lp = plan_layer(m, p);
+    role(lp.bwd, "bwd.norm1", "rstd").tensor = "n1";  // an FP32 operand on a model-dtype tensor
+    CHECK_THROWS_WITH(check_dataflow(lp, m.dtype, 128), Catch::Contains("the operand's type is not the tensor's"));
+    lp = plan_layer(m, p);
+    erase(lp.head_bwd, "bwd.head.wgrad");
+    CHECK_THROWS_WITH(check_dataflow(lp, m.dtype, 128), Catch::Contains("head: tensor dwout is never written"));
+    lp = plan_layer(m, p);
+    role(lp.fwd, "fwd.mlp.allreduce", "x").tensor = "act";
+    CHECK_THROWS_WITH(check_dataflow(lp, m.dtype, 128), Catch::Contains("an all-reduce of 131072 B on a tensor of"));
+}
+
 static void check_phase(phase_kind k, uint64_t rows, uint64_t cols) {
     const auto cfg = load("trn2");
     phase_spec s;
@@ -185,6 +233,8 @@ static void check_phase(phase_kind k, uint64_t rows, uint64_t cols) {
 
 TEST_CASE("phase add matches its reference") { check_phase(phase_kind::add, 300, 384); }
 TEST_CASE("phase copy matches its reference") { check_phase(phase_kind::copy, 300, 384); }
+TEST_CASE("phase colsum matches its reference") { check_phase(phase_kind::colsum, 300, 384); }
+TEST_CASE("phase colsum of a few gain-gradient rows matches its reference") { check_phase(phase_kind::colsum, 2, 4096); }
 TEST_CASE("phase swiglu matches its reference") { check_phase(phase_kind::swiglu, 300, 384); }
 TEST_CASE("phase swiglu_bwd matches its reference") { check_phase(phase_kind::swiglu_bwd, 300, 384); }
 TEST_CASE("phase rope matches its reference") { check_phase(phase_kind::rope, 300, 384); }

@@ -18,6 +18,7 @@ const char* name_of(phase_kind k) {
     case phase_kind::add: return "add";
     case phase_kind::copy: return "copy";
     case phase_kind::adam: return "adam";
+    case phase_kind::colsum: return "colsum";
     }
     return "?";
 }
@@ -49,12 +50,6 @@ layer_op allreduce(std::string name, uint64_t bytes) {
     o.bytes = bytes;
     return o;
 }
-// y = x W with x: T x in (token-major), W: in x out. Backward: dx = dy W^T (T x out x in: dy token-major, W read
-// transposed), dW = x^T dy (in x T x out: x and dy token-major are A^T and B as the Tensor Engine reads them).
-void linear_bwd(std::vector<layer_op>& v, const std::string& n, uint64_t T, uint64_t in, uint64_t out) {
-    v.push_back(gemm("bwd." + n + ".dgrad", T, out, in, "mk", "nk"));
-    v.push_back(gemm("bwd." + n + ".wgrad", in, T, out, "km", "kn"));
-}
 // RoPE on the q|k columns of T tokens, every head of d columns rotated in its halves.
 layer_op rope(std::string name, uint64_t T, uint64_t cols, uint64_t d) {
     layer_op o = phase(std::move(name), phase_kind::rope, T, cols);
@@ -70,68 +65,174 @@ layer_op softmax(std::string name, phase_kind k, uint64_t rows, uint64_t cols, f
 
 }  // namespace
 
+namespace {
+
+using io_list = std::vector<std::pair<std::string, operand>>;
+operand at(std::string t, uint64_t col = 0) {
+    operand o;
+    o.tensor = std::move(t);
+    o.col = col;
+    return o;
+}
+layer_op bind(layer_op o, io_list io) {
+    o.io = std::move(io);
+    return o;
+}
+
+}  // namespace
+
 layer_plan plan_layer(const model_spec& m, const parallel_plan& p) {
     layer_plan lp;
     const uint64_t T = uint64_t(p.micro_batch) * m.seq, H = m.hidden, d = m.head_dim(), S = m.seq;
     const uint64_t h = m.heads / p.tp, kv = m.kv_heads / p.tp, F = m.ffn / p.tp, V = m.vocab / p.tp;
     const uint32_t heads_mb = uint32_t(h * p.micro_batch);  // attention instances per chip and micro-batch
-    const uint64_t qkv = (h + 2 * kv) * d;
+    const uint64_t qkv = (h + 2 * kv) * d, qk = (h + kv) * d, hd = h * d, g = h / kv;
+    const uint64_t I = heads_mb * S;  // rows of the scores of every instance, one above the other
+    const uint64_t R = (T + 127) / 128;  // norm backward: one gain-gradient row per 128-row tile
     const uint64_t act = T * H * numerics::size_of(m.dtype);
     lp.activation_bytes = act;
     const bool tp = p.tp > 1;
 
+    // A head's block of a token-major tensor (instance i: sequence b's rows, head j's columns) from column `col`;
+    // of key/value heads (shared by g query heads); of an instance-major tensor (scores).
+    auto q_head = [&](std::string t, uint64_t col = 0) {
+        operand o = at(std::move(t), col);
+        o.b_rows = S, o.j_cols = d;
+        return o;
+    };
+    auto kv_head = [&](std::string t, uint64_t col) {
+        operand o = q_head(std::move(t), col);
+        o.group = g;
+        return o;
+    };
+    auto inst = [&](std::string t) {
+        operand o = at(std::move(t));
+        o.i_rows = S;
+        return o;
+    };
+    auto heads = [&](layer_op o) {
+        o.heads = uint32_t(h);
+        return o;
+    };
+    using sc = tensor_scope;
+    auto decl = [](std::vector<tensor_decl>& v, std::string n, uint64_t r, uint64_t c, sc scope, bool fp32 = false,
+                   bool all_reduced = false) { v.push_back({std::move(n), r, c, scope, fp32, all_reduced}); };
+    auto& lt = lp.layer_tensors;
+    decl(lt, "x", T, H, sc::input), decl(lt, "dy", T, H, sc::input);
+    decl(lt, "wqkv", H, qkv, sc::weight), decl(lt, "wo", hd, H, sc::weight), decl(lt, "wgu", H, 2 * F, sc::weight);
+    decl(lt, "wd", F, H, sc::weight), decl(lt, "g1", 1, H, sc::weight), decl(lt, "g2", 1, H, sc::weight);
+    decl(lt, "cos", T, qk, sc::table), decl(lt, "sin", T, qk, sc::table), decl(lt, "nsin", T, qk, sc::table);
+    for (const char* n : {"n1", "h1", "n2", "y", "dh1n", "dh1", "dxn", "dx"}) decl(lt, n, T, H, sc::activation);
+    for (const char* n : {"a1", "m1", "dn2", "dn1"}) decl(lt, n, T, H, sc::activation, false, tp);
+    decl(lt, "rstd1", T, 1, sc::activation, true), decl(lt, "rstd2", T, 1, sc::activation, true);
+    decl(lt, "qkv", T, qkv, sc::activation), decl(lt, "qkr", T, qk, sc::activation);
+    decl(lt, "s", I, S, sc::activation), decl(lt, "p", I, S, sc::activation);
+    decl(lt, "o", T, hd, sc::activation), decl(lt, "gu", T, 2 * F, sc::activation);
+    decl(lt, "act", T, F, sc::activation), decl(lt, "dact", T, F, sc::activation);
+    decl(lt, "dgu", T, 2 * F, sc::activation), decl(lt, "do", T, hd, sc::activation);
+    decl(lt, "dp", I, S, sc::activation), decl(lt, "ds", I, S, sc::activation);
+    decl(lt, "dqkr", T, qk, sc::activation), decl(lt, "dqkv", T, qkv, sc::activation);
+    decl(lt, "dgain1", R, H, sc::activation, true), decl(lt, "dgain2", R, H, sc::activation, true);
+
     auto& f = lp.fwd;
-    f.push_back(phase("fwd.norm1", phase_kind::rmsnorm, T, H));
+    f.push_back(bind(phase("fwd.norm1", phase_kind::rmsnorm, T, H),
+                     {{"x", at("x")}, {"gain", at("g1")}, {"y", at("n1")}, {"rstd", at("rstd1")}}));
     const float scale = float(1.0 / std::sqrt(double(d)));
     // Activations token-major (T x features), so every forward GEMM reads its A as stored (M x K) and writes C in
     // the model dtype; scores = Q K^T reads K as B^T.
-    f.push_back(gemm("fwd.qkv", T, H, qkv, "mk", "kn"));
-    f.push_back(rope("fwd.rope", T, (h + kv) * d, d));
-    f.push_back(gemm("fwd.scores", S, d, S, "mk", "nk", heads_mb));
-    f.push_back(softmax("fwd.softmax", phase_kind::softmax, heads_mb * S, S, scale, S));
-    f.push_back(gemm("fwd.pv", S, S, d, "mk", "kn", heads_mb));
-    f.push_back(gemm("fwd.out", T, h * d, H, "mk", "kn"));
-    if (tp) f.push_back(allreduce("fwd.attn.allreduce", act));
-    f.push_back(phase("fwd.residual1", phase_kind::add, T, H));
-    f.push_back(phase("fwd.norm2", phase_kind::rmsnorm, T, H));
-    f.push_back(gemm("fwd.gate_up", T, H, 2 * F, "mk", "kn"));
-    f.push_back(phase("fwd.swiglu", phase_kind::swiglu, T, F));
-    f.push_back(gemm("fwd.down", T, F, H, "mk", "kn"));
-    if (tp) f.push_back(allreduce("fwd.mlp.allreduce", act));
-    f.push_back(phase("fwd.residual2", phase_kind::add, T, H));
+    f.push_back(bind(gemm("fwd.qkv", T, H, qkv, "mk", "kn"), {{"a", at("n1")}, {"b", at("wqkv")}, {"c", at("qkv")}}));
+    f.push_back(bind(rope("fwd.rope", T, qk, d),
+                     {{"x", at("qkv")}, {"cos", at("cos")}, {"sin", at("sin")}, {"y", at("qkr")}}));
+    f.push_back(heads(bind(gemm("fwd.scores", S, d, S, "mk", "nk", heads_mb),
+                           {{"a", q_head("qkr")}, {"b", kv_head("qkr", hd)}, {"c", inst("s")}})));
+    f.push_back(bind(softmax("fwd.softmax", phase_kind::softmax, I, S, scale, S), {{"s", at("s")}, {"p", at("p")}}));
+    f.push_back(heads(bind(gemm("fwd.pv", S, S, d, "mk", "kn", heads_mb),
+                           {{"a", inst("p")}, {"b", kv_head("qkv", qk)}, {"c", q_head("o")}})));
+    f.push_back(bind(gemm("fwd.out", T, hd, H, "mk", "kn"), {{"a", at("o")}, {"b", at("wo")}, {"c", at("a1")}}));
+    if (tp) f.push_back(bind(allreduce("fwd.attn.allreduce", act), {{"x", at("a1")}}));
+    f.push_back(bind(phase("fwd.residual1", phase_kind::add, T, H), {{"a", at("x")}, {"b", at("a1")}, {"y", at("h1")}}));
+    f.push_back(bind(phase("fwd.norm2", phase_kind::rmsnorm, T, H),
+                     {{"x", at("h1")}, {"gain", at("g2")}, {"y", at("n2")}, {"rstd", at("rstd2")}}));
+    f.push_back(bind(gemm("fwd.gate_up", T, H, 2 * F, "mk", "kn"), {{"a", at("n2")}, {"b", at("wgu")}, {"c", at("gu")}}));
+    f.push_back(bind(phase("fwd.swiglu", phase_kind::swiglu, T, F), {{"g", at("gu")}, {"u", at("gu", F)}, {"y", at("act")}}));
+    f.push_back(bind(gemm("fwd.down", T, F, H, "mk", "kn"), {{"a", at("act")}, {"b", at("wd")}, {"c", at("m1")}}));
+    if (tp) f.push_back(bind(allreduce("fwd.mlp.allreduce", act), {{"x", at("m1")}}));
+    f.push_back(bind(phase("fwd.residual2", phase_kind::add, T, H), {{"a", at("h1")}, {"b", at("m1")}, {"y", at("y")}}));
 
+    // Backward. A linear layer y = x W (x: T x in, W: in x out): dx = dy W^T (T x out x in: dy token-major, W read
+    // transposed), dW = x^T dy (in x T x out: x and dy token-major are A^T and B as the Tensor Engine reads them).
     auto& b = lp.bwd;
-    b.push_back(phase("bwd.residual2", phase_kind::add, T, H));
-    linear_bwd(b, "down", T, F, H);
-    b.push_back(phase("bwd.swiglu", phase_kind::swiglu_bwd, T, F));
-    linear_bwd(b, "gate_up", T, H, 2 * F);
-    if (tp) b.push_back(allreduce("bwd.mlp.allreduce", act));
-    b.push_back(phase("bwd.norm2", phase_kind::rmsnorm_bwd, T, H));
-    b.push_back(phase("bwd.residual1", phase_kind::add, T, H));
-    linear_bwd(b, "out", T, h * d, H);
-    b.push_back(gemm("bwd.pv.dp", S, d, S, "mk", "nk", heads_mb));   // dP = dO V^T
-    b.push_back(gemm("bwd.pv.dv", S, S, d, "km", "kn", heads_mb));   // dV = P^T dO
-    b.push_back(softmax("bwd.softmax", phase_kind::softmax_bwd, heads_mb * S, S, scale, 0));
-    b.push_back(gemm("bwd.scores.dq", S, S, d, "mk", "kn", heads_mb));  // dQ = dS K
-    b.push_back(gemm("bwd.scores.dk", S, S, d, "km", "kn", heads_mb));  // dK = dS^T Q
-    b.push_back(rope("bwd.rope", T, (h + kv) * d, d));
-    linear_bwd(b, "qkv", T, H, qkv);
-    if (tp) b.push_back(allreduce("bwd.attn.allreduce", act));
-    b.push_back(phase("bwd.norm1", phase_kind::rmsnorm_bwd, T, H));
+    auto linear_bwd = [&](const std::string& n, uint64_t in, uint64_t out, const std::string& x, const std::string& dy,
+                          const std::string& w, const std::string& dx) {
+        b.push_back(bind(gemm("bwd." + n + ".dgrad", T, out, in, "mk", "nk"), {{"a", at(dy)}, {"b", at(w)}, {"c", at(dx)}}));
+        b.push_back(bind(gemm("bwd." + n + ".wgrad", in, T, out, "km", "kn"), {{"a", at(x)}, {"b", at(dy)}, {"c", at("d" + w)}}));
+    };
+    linear_bwd("down", F, H, "act", "dy", "wd", "dact");
+    b.push_back(bind(phase("bwd.swiglu", phase_kind::swiglu_bwd, T, F),
+                     {{"g", at("gu")}, {"u", at("gu", F)}, {"dy", at("dact")}, {"dg", at("dgu")}, {"du", at("dgu", F)}}));
+    linear_bwd("gate_up", H, 2 * F, "n2", "dgu", "wgu", "dn2");
+    if (tp) b.push_back(bind(allreduce("bwd.mlp.allreduce", act), {{"x", at("dn2")}}));
+    b.push_back(bind(phase("bwd.norm2", phase_kind::rmsnorm_bwd, T, H),
+                     {{"x", at("h1")}, {"dy", at("dn2")}, {"gain", at("g2")}, {"rstd", at("rstd2")}, {"dx", at("dh1n")},
+                      {"dgain", at("dgain2")}}));
+    // The gain's gradient: the norm backward's rows (one per row tile) summed.
+    b.push_back(bind(phase("bwd.norm2.dgain", phase_kind::colsum, R, H), {{"x", at("dgain2")}, {"y", at("dg2")}}));
+    b.push_back(bind(phase("bwd.residual2", phase_kind::add, T, H), {{"a", at("dy")}, {"b", at("dh1n")}, {"y", at("dh1")}}));
+    linear_bwd("out", hd, H, "o", "dh1", "wo", "do");
+    b.push_back(heads(bind(gemm("bwd.pv.dp", S, d, S, "mk", "nk", heads_mb),  // dP = dO V^T
+                           {{"a", q_head("do")}, {"b", kv_head("qkv", qk)}, {"c", inst("dp")}})));
+    b.push_back(heads(bind(gemm("bwd.pv.dv", S, S, d, "km", "kn", heads_mb),  // dV = P^T dO
+                           {{"a", inst("p")}, {"b", q_head("do")}, {"c", kv_head("dqkv", qk)}})));
+    b.push_back(bind(softmax("bwd.softmax", phase_kind::softmax_bwd, I, S, scale, 0),
+                     {{"p", at("p")}, {"dp", at("dp")}, {"ds", at("ds")}}));
+    b.push_back(heads(bind(gemm("bwd.scores.dq", S, S, d, "mk", "kn", heads_mb),  // dQ = dS K
+                           {{"a", inst("ds")}, {"b", kv_head("qkr", hd)}, {"c", q_head("dqkr")}})));
+    b.push_back(heads(bind(gemm("bwd.scores.dk", S, S, d, "km", "kn", heads_mb),  // dK = dS^T Q
+                           {{"a", inst("ds")}, {"b", q_head("qkr")}, {"c", kv_head("dqkr", hd)}})));
+    b.push_back(bind(rope("bwd.rope", T, qk, d),  // the inverse rotation: sin negated
+                     {{"x", at("dqkr")}, {"cos", at("cos")}, {"sin", at("nsin")}, {"y", at("dqkv")}}));
+    linear_bwd("qkv", H, qkv, "n1", "dqkv", "wqkv", "dn1");
+    if (tp) b.push_back(bind(allreduce("bwd.attn.allreduce", act), {{"x", at("dn1")}}));
+    b.push_back(bind(phase("bwd.norm1", phase_kind::rmsnorm_bwd, T, H),
+                     {{"x", at("x")}, {"dy", at("dn1")}, {"gain", at("g1")}, {"rstd", at("rstd1")}, {"dx", at("dxn")},
+                      {"dgain", at("dgain1")}}));
+    b.push_back(bind(phase("bwd.norm1.dgain", phase_kind::colsum, R, H), {{"x", at("dgain1")}, {"y", at("dg1")}}));
+    b.push_back(bind(phase("bwd.residual1", phase_kind::add, T, H), {{"a", at("dh1")}, {"b", at("dxn")}, {"y", at("dx")}}));
 
-    lp.head_fwd.push_back(phase("head.norm", phase_kind::rmsnorm, T, H));
-    lp.head_fwd.push_back(gemm("head.logits", T, H, V, "mk", "kn"));
-    lp.head_fwd.push_back(phase("head.softmax", phase_kind::softmax, T, V));
-    lp.head_bwd.push_back(phase("head.dlogits", phase_kind::add, T, V));  // softmax - one-hot
-    linear_bwd(lp.head_bwd, "head", T, H, V);
-    if (tp) lp.head_bwd.push_back(allreduce("bwd.head.allreduce", act));
-    lp.head_bwd.push_back(phase("bwd.head.norm", phase_kind::rmsnorm_bwd, T, H));
+    // The head: final norm, LM head GEMM, softmax over the chip's vocabulary shard; its backward.
+    auto& ht = lp.head_tensors;
+    decl(ht, "x", T, H, sc::input);
+    decl(ht, "wout", H, V, sc::weight), decl(ht, "gf", 1, H, sc::weight);
+    decl(ht, "hn", T, H, sc::activation), decl(ht, "hrstd", T, 1, sc::activation, true);
+    decl(ht, "logits", T, V, sc::activation), decl(ht, "probs", T, V, sc::activation);
+    decl(ht, "dlogits", T, V, sc::activation), decl(ht, "dhn", T, H, sc::activation, false, tp);
+    decl(ht, "dgainf", R, H, sc::activation, true), decl(ht, "dx", T, H, sc::activation);
+    lp.head_fwd.push_back(bind(phase("head.norm", phase_kind::rmsnorm, T, H),
+                               {{"x", at("x")}, {"gain", at("gf")}, {"y", at("hn")}, {"rstd", at("hrstd")}}));
+    lp.head_fwd.push_back(bind(gemm("head.logits", T, H, V, "mk", "kn"), {{"a", at("hn")}, {"b", at("wout")}, {"c", at("logits")}}));
+    lp.head_fwd.push_back(bind(phase("head.softmax", phase_kind::softmax, T, V), {{"s", at("logits")}, {"p", at("probs")}}));
+    // softmax - one-hot (timing: an elementwise pass over the logits)
+    lp.head_bwd.push_back(bind(phase("head.dlogits", phase_kind::add, T, V),
+                               {{"a", at("probs")}, {"b", at("logits")}, {"y", at("dlogits")}}));
+    lp.head_bwd.push_back(bind(gemm("bwd.head.dgrad", T, V, H, "mk", "nk"), {{"a", at("dlogits")}, {"b", at("wout")}, {"c", at("dhn")}}));
+    lp.head_bwd.push_back(bind(gemm("bwd.head.wgrad", H, T, V, "km", "kn"), {{"a", at("hn")}, {"b", at("dlogits")}, {"c", at("dwout")}}));
+    if (tp) lp.head_bwd.push_back(bind(allreduce("bwd.head.allreduce", act), {{"x", at("dhn")}}));
+    lp.head_bwd.push_back(bind(phase("bwd.head.norm", phase_kind::rmsnorm_bwd, T, H),
+                               {{"x", at("x")}, {"dy", at("dhn")}, {"gain", at("gf")}, {"rstd", at("hrstd")}, {"dx", at("dx")},
+                                {"dgain", at("dgainf")}}));
+    lp.head_bwd.push_back(bind(phase("bwd.head.norm.dgain", phase_kind::colsum, R, H), {{"x", at("dgainf")}, {"y", at("dgf")}}));
 
-    lp.embed_fwd.push_back(phase("embed.gather", phase_kind::copy, T, H));
-    if (tp) lp.embed_fwd.push_back(allreduce("embed.allreduce", act));
+    // The embedding: the token rows of the chip's vocabulary shard (timing: a dense copy of T rows), all-reduced
+    // over the tensor-parallel group.
+    auto& et = lp.embed_tensors;
+    decl(et, "wemb", V, H, sc::weight);
+    decl(et, "rows", T, H, sc::input), decl(et, "y", T, H, sc::activation, false, tp);
+    lp.embed_fwd.push_back(bind(phase("embed.gather", phase_kind::copy, T, H), {{"a", at("rows")}, {"y", at("y")}}));
+    if (tp) lp.embed_fwd.push_back(bind(allreduce("embed.allreduce", act), {{"x", at("y")}}));
 
     lp.layer_params_per_chip = H * qkv + h * d * H + 3 * H * F + 2 * H;
     lp.head_params_per_chip = V * H + H;
+    lp.embed_params_per_chip = V * H;
     return lp;
 }
 

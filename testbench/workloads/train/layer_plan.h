@@ -22,9 +22,34 @@
 namespace trnsim::train {
 
 enum class phase_kind : uint8_t {
-    rmsnorm, rmsnorm_bwd, softmax, softmax_bwd, rope, swiglu, swiglu_bwd, add, copy, adam
+    rmsnorm, rmsnorm_bwd, softmax, softmax_bwd, rope, swiglu, swiglu_bwd, add, copy, adam, colsum
 };
 const char* name_of(phase_kind k);
+
+// The step's tensors on one chip, by name. Scopes: a layer's inputs ("x", the layer below's "y" or the stage's input;
+// "dy", the layer above's "dx" or the head's), activations (one set per layer and micro-batch, kept from the forward
+// to the backward), weights and their gradients (per layer, each in one flat buffer in the order declared: the
+// gradient bucket all-reduced and updated by Adam as a whole, the gradient of weight w named "d" + w), and tables
+// (one per stage: RoPE's cos and sin, and sin negated for the backward rotation).
+enum class tensor_scope : uint8_t { input, activation, weight, table };
+struct tensor_decl {
+    std::string name;
+    uint64_t rows = 0, cols = 0;
+    tensor_scope scope = tensor_scope::activation;
+    bool fp32 = false;           // else the model dtype
+    bool all_reduced = false;    // a tensor-parallel all-reduce runs on it in place
+};
+
+// Where an operation's operand lies: a block of a step tensor from row `row` and column `col` (its rows the
+// tensor's width apart). An operation of `count` instances (attention's (sequence b, head j) pairs of a chip and
+// micro-batch, instance i = b * heads + j) moves instance i's block down by b * b_rows + i * i_rows rows and right
+// by (j / group) * j_cols columns (group: the query heads that share a key/value head).
+struct operand {
+    std::string tensor;
+    uint64_t row = 0, col = 0;
+    uint64_t b_rows = 0, i_rows = 0, j_cols = 0;
+    uint64_t group = 1;
+};
 
 struct layer_op {
     enum class kind : uint8_t { gemm, phase, tp_allreduce };
@@ -42,19 +67,31 @@ struct layer_op {
     float scale = 1.0f;
     uint64_t causal_block = 0;
     uint64_t rope_dim = 0;  // phase rope: rotated per head of this many columns
+    // The operands by role: gemm "a", "b", "c"; a phase its tensors' names (phase_kernel.h); tp_allreduce "x" (in
+    // place).
+    std::vector<std::pair<std::string, operand>> io;
+    uint32_t heads = 1;      // count > 1: query heads per sequence (instance i is head i mod heads)
     double flops() const { return k == kind::gemm ? 2.0 * double(m) * double(kk) * double(n) * count : 0.0; }
 };
 
 struct layer_plan {
     std::vector<layer_op> fwd, bwd;        // one decoder layer, one micro-batch
+    // The tensors the operations name: a decoder layer's, the head's (last stage), the embedding's (first stage).
+    std::vector<tensor_decl> layer_tensors, head_tensors, embed_tensors;
     std::vector<layer_op> head_fwd, head_bwd;  // last stage: final norm, LM head GEMM, softmax cross-entropy
     std::vector<layer_op> embed_fwd;       // first stage: embedding gather (+ all-reduce of the vocab-parallel lookup)
     uint64_t layer_params_per_chip = 0;    // the layer's parameters on one chip (its tp shard, norms replicated)
-    uint64_t head_params_per_chip = 0;     // embedding or LM head shard (vocab / tp x hidden) + final norm
+    uint64_t head_params_per_chip = 0;     // LM head shard (hidden x vocab / tp) + final norm
+    uint64_t embed_params_per_chip = 0;    // embedding shard (vocab / tp x hidden)
     uint64_t activation_bytes = 0;         // T x H in the model dtype: a pipeline send, a tp all-reduce
 };
 
 layer_plan plan_layer(const model_spec& m, const parallel_plan& p);
+
+// The parameters of stage st's ends on one chip (of S stages): the embedding on the first, the head on the last.
+inline uint64_t ends_params(const layer_plan& lp, uint32_t st, uint32_t S) {
+    return (st == 0 ? lp.embed_params_per_chip : 0) + (st + 1 == S ? lp.head_params_per_chip : 0);
+}
 
 // Adam over `params` parameters of one chip: a phase on a 128-row tensor (the parameters laid out flat).
 layer_op adam_op(uint64_t params, std::string name);

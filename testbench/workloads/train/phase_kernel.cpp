@@ -47,6 +47,8 @@ kind_def def_of(phase_kind k) {
     case phase_kind::add: return {false, {{"a", 0, shape::full, 0}, {"b", 0, shape::full, 0}, {"y", 0, shape::full, 1}},
                                   {{"a", 0, 0}, {"b", 0, 0}, {"y", 0, 0}}};
     case phase_kind::copy: return {false, {{"a", 0, shape::full, 0}, {"y", 0, shape::full, 1}}, {{"a", 0, 0}}};
+    case phase_kind::colsum:  // y = the sum of x's rows (FP32 rows, such as the norm backward's gain-gradient rows)
+        return {false, {{"x", 1, shape::full, 0}, {"y", 0, shape::row, 1}}, {{"x", 1, 0}, {"part", 1, 0}, {"t", 1, 0}, {"y", 0, 0}}};
     case phase_kind::swiglu:
         return {false, {{"g", 0, shape::full, 0}, {"u", 0, shape::full, 0}, {"y", 0, shape::full, 1}},
                 {{"g", 0, 0}, {"u", 0, 0}, {"s", 1, 0}, {"y", 0, 0}}};
@@ -234,8 +236,9 @@ phase_plan plan_phase(const platform::chip_config& cc, const phase_spec& s) {
     if (!kd.reduce) {
         W = std::min<uint64_t>(W, 8192);
         const uint64_t want = 4ull * cores;  // enough pieces for every core to overlap loads with work
-        if (row_tiles * ((logical + W - 1) / W) < want) {
-            const uint64_t chunks = (want + row_tiles - 1) / row_tiles;
+        const uint64_t tiles = s.kind == phase_kind::colsum ? 1 : row_tiles;  // units per chunk of columns
+        if (tiles * ((logical + W - 1) / W) < want) {
+            const uint64_t chunks = (want + tiles - 1) / tiles;
             W = std::max<uint64_t>(64, ((logical + chunks - 1) / chunks + 63) / 64 * 64);
             W = std::min(W, logical);
         }
@@ -247,7 +250,9 @@ phase_plan plan_phase(const platform::chip_config& cc, const phase_spec& s) {
         }
     }
     const uint64_t row_chunks = multipass ? (s.cols + W - 1) / W : 1;  // chunks of one row (multi-pass)
-    const uint64_t chunks = multipass ? 1 : (logical + W - 1) / W, units = row_tiles * chunks;
+    // A column sum's unit is a chunk of columns over every row tile.
+    const uint64_t chunks = multipass ? 1 : (logical + W - 1) / W;
+    const uint64_t units = s.kind == phase_kind::colsum ? chunks : row_tiles * chunks;
 
     phase_plan pl;
     pl.what = what;
@@ -406,6 +411,24 @@ core::core_program emit_core(const platform::chip_config& cc, const phase_spec& 
         }
         auto store = [&](const char* hn, const char* sn) { kb.copy(T(hn), S(sn)); };
         switch (s.kind) {
+        case phase_kind::colsum: {  // this chunk of columns summed over every row tile, across partitions
+            const tile acc = S("part").rows(0, 1), y = S("y").rows(0, 1);
+            for (uint64_t k = 0; k < row_tiles; ++k) {
+                const uint32_t k0 = uint32_t(k * P), kn = uint32_t(std::min<uint64_t>(P, s.rows - k * P));
+                const tile x = S("x").rows(0, kn);
+                kb.copy(x, whole(H("x")).rows(k0, kn).cols(c0, w));
+                if (k == 0) {
+                    kb.unary(vop::reduce_sum_part, acc, x);
+                } else {
+                    const tile t = S("t").rows(0, 1);
+                    kb.unary(vop::reduce_sum_part, t, x);
+                    kb.binary(vop::add, acc, acc, t);
+                }
+            }
+            kb.unary(vop::copy, y, acc);  // to the model dtype
+            kb.copy(T("y"), y);
+            break;
+        }
         case phase_kind::add:
             load("a"), load("b");
             kb.binary(vop::add, S("y"), S("a"), S("b"));
@@ -553,6 +576,12 @@ tensors phase_reference(const phase_spec& s, const tensors& in) {
         break;
     }
     case phase_kind::copy: w["y"] = A("a"); break;
+    case phase_kind::colsum: {
+        auto& y = w["y"] = std::vector<double>(C, 0.0);
+        for (uint64_t i = 0; i < R; ++i)
+            for (uint64_t c = 0; c < C; ++c) y[c] += A("x")[i * C + c];
+        break;
+    }
     case phase_kind::swiglu: {
         auto& y = w["y"] = A("g");
         for (uint64_t i = 0; i < y.size(); ++i) y[i] = y[i] * sig(y[i]) * A("u")[i];
@@ -685,6 +714,20 @@ void check_outputs(platform::chip& chip, const phase_spec& s, const phase_plan& 
 
 }  // namespace
 
+std::vector<phase_tensor_info> phase_tensors(const phase_spec& s, uint32_t partitions) {
+    std::vector<phase_tensor_info> v;
+    for (const auto& d : def_of(s.kind).hbm) {
+        phase_tensor_info t;
+        t.name = d.name;
+        t.read = d.role != 1, t.written = d.role != 0, t.fp32 = d.fp32;
+        t.rows = d.sh == shape::row ? 1 : s.rows;
+        t.cols = d.sh == shape::col ? 1 : s.cols;
+        v.push_back(t);
+    }
+    if (s.kind == phase_kind::rmsnorm_bwd) v.push_back({"dgain", false, true, true, (s.rows + partitions - 1) / partitions, s.cols});
+    return v;
+}
+
 uint64_t phase_hbm_bytes(const platform::chip_config& cc, const phase_spec& s) { return plan_phase(cc, s).hbm_bytes; }
 
 std::vector<core::core_program> compile_phase(const platform::chip_config& cc, const phase_spec& s) {
@@ -727,7 +770,7 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
             std::vector<uint8_t> raw(f.size() * numerics::size_of(type));
             numerics::encode(type, f.data(), raw.data(), f.size());
             numerics::decode(type, raw.data(), f.data(), f.size());
-            rows_io(s, t, raw.size(), [&](uint64_t addr, uint64_t off, uint64_t n) { chip.host_write(addr, &raw[off], n); });
+            rows_io(s, t, raw.size(), [&](uint64_t addr, uint64_t off, uint64_t len) { chip.host_write(addr, &raw[off], len); });
             in[n].assign(f.begin(), f.end());
         }
     }

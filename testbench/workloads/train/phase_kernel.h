@@ -71,6 +71,15 @@ struct phase_result {
     bool memory_bound() const { return min_time_hbm_ns >= engine_ns; }
 };
 
+// A phase's tensors: their names, whether the phase reads and writes them, their shape (rows x cols, 1 x cols, rows
+// x 1, or for the norm backward's dgain one FP32 row per tile of `partitions` rows) and type.
+struct phase_tensor_info {
+    std::string name;
+    bool read = false, written = false, fp32 = false;
+    uint64_t rows = 0, cols = 0;
+};
+std::vector<phase_tensor_info> phase_tensors(const phase_spec& s, uint32_t partitions);
+
 // The phase's program for every core of a chip like `cc` (its tensors from hbm_base + s.hbm_offset), and the HBM
 // bytes its tensors span from there (4 KiB aligned). Both throw std::invalid_argument as run_phase does for a shape
 // it cannot map.

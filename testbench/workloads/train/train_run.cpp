@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -40,7 +42,7 @@ struct sim_req {
         std::ostringstream o;
         o << kind << ' ' << op.m << ' ' << op.kk << ' ' << op.n << ' ' << op.count << ' ' << op.a_rows << op.b_cols
           << op.c_model << ' ' << int(op.phase) << ' ' << op.rows << ' ' << op.cols << ' ' << op.scale << ' '
-          << op.causal_block << ' ' << offset << ' ' << bytes;
+          << op.causal_block << ' ' << op.rope_dim << ' ' << offset << ' ' << bytes;
         return o.str();
     }
     std::string what() const {
@@ -104,8 +106,7 @@ std::vector<stage_memory> stage_memory_of(const model_spec& m, const parallel_pl
     std::vector<stage_memory> out(S);
     for (uint32_t s = 0; s < S; ++s) {
         auto& st = out[s];
-        st.params = uint64_t(L) * lp.layer_params_per_chip + (s == 0 ? lp.head_params_per_chip : 0) +
-                    (s == S - 1 ? lp.head_params_per_chip : 0);
+        st.params = uint64_t(L) * lp.layer_params_per_chip + ends_params(lp, s, S);
         st.state_bytes = 16.0 * double(st.params);
         st.in_flight = std::min<uint64_t>(S - s, M);
         const double sq = m.seq, b = p.micro_batch, h = m.hidden, a = m.heads, t = p.tp;
@@ -139,6 +140,93 @@ phase_spec phase_of(const layer_op& o, numerics::dtype t) {
     ps.kind = o.phase, ps.rows = o.rows, ps.cols = o.cols, ps.dtype = t;
     ps.scale = o.scale, ps.causal_block = o.causal_block, ps.rope_dim = o.rope_dim;
     return ps;
+}
+
+operand_use use_of(const layer_op& o, const std::string& role, numerics::dtype t, uint32_t partitions) {
+    operand_use u;
+    if (o.k == layer_op::kind::gemm) {
+        if (role == "a") u.rows = o.a_rows ? o.m : o.kk, u.cols = o.a_rows ? o.kk : o.m, u.read = true;
+        else if (role == "b") u.rows = o.b_cols ? o.n : o.kk, u.cols = o.b_cols ? o.kk : o.n, u.read = true;
+        else if (role == "c") u.rows = o.m, u.cols = o.n, u.written = true, u.fp32 = !o.c_model;
+        else throw std::logic_error("operation " + o.name + ": a GEMM has no operand '" + role + "'");
+        return u;
+    }
+    if (o.k == layer_op::kind::tp_allreduce) {
+        if (role != "x") throw std::logic_error("operation " + o.name + ": an all-reduce has no operand '" + role + "'");
+        u.read = u.written = true;
+        return u;
+    }
+    for (const auto& i : phase_tensors(phase_of(o, t), partitions))
+        if (i.name == role) {
+            u.rows = i.rows, u.cols = i.cols, u.read = i.read, u.written = i.written, u.fp32 = i.fp32;
+            return u;
+        }
+    throw std::logic_error("operation " + o.name + ": phase " + name_of(o.phase) + " has no tensor '" + role + "'");
+}
+
+uint64_t bytes_of(const tensor_decl& d, numerics::dtype t) {
+    return d.rows * d.cols * (d.fp32 ? 4 : numerics::size_of(t));
+}
+
+void check_dataflow(const layer_plan& lp, numerics::dtype t, uint32_t partitions) {
+    auto part = [&](const std::vector<tensor_decl>& decls, const std::vector<const std::vector<layer_op>*>& passes,
+                    const char* what) {
+        std::map<std::string, const tensor_decl*> by_name;
+        std::set<std::string> written;
+        std::vector<tensor_decl> grad_list;  // the gradient of every weight, "d" + its name
+        for (const auto& d : decls)
+            if (d.scope == tensor_scope::weight) grad_list.push_back({"d" + d.name, d.rows, d.cols, tensor_scope::activation});
+        const std::vector<tensor_decl>& grads = grad_list;
+        for (const auto* v : {&decls, &grads})
+            for (const auto& d : *v) {
+                if (!by_name.emplace(d.name, &d).second)
+                    throw std::logic_error(std::string(what) + ": tensor " + d.name + " declared twice");
+                if (d.scope != tensor_scope::activation) written.insert(d.name);
+            }
+        for (const auto* pass : passes)
+            for (const auto& o : *pass) {
+                std::set<std::string> writes;
+                for (const auto& [role, od] : o.io) {
+                    const std::string at = std::string(what) + " operation " + o.name + ", operand " + role + " (" +
+                                           od.tensor + ")";
+                    const auto it = by_name.find(od.tensor);
+                    if (it == by_name.end()) throw std::logic_error(at + ": no such tensor");
+                    const tensor_decl& d = *it->second;
+                    const operand_use u = use_of(o, role, t, partitions);
+                    if (u.fp32 != d.fp32) throw std::logic_error(at + ": the operand's type is not the tensor's");
+                    if (u.rows == 0) {  // the whole tensor
+                        if (bytes_of(d, t) != o.bytes || od.row || od.col)
+                            throw std::logic_error(at + ": an all-reduce of " + std::to_string(o.bytes) +
+                                                   " B on a tensor of " + std::to_string(bytes_of(d, t)) + " B");
+                    } else {
+                        const uint64_t seqs = o.count / o.heads;
+                        const uint64_t last_row = od.row + (seqs - 1) * od.b_rows + (o.count - 1) * od.i_rows + u.rows;
+                        const uint64_t last_col = od.col + (o.heads - 1) / od.group * od.j_cols + u.cols;
+                        if (last_row > d.rows || last_col > d.cols)
+                            throw std::logic_error(at + ": rows to " + std::to_string(last_row) + ", columns to " +
+                                                   std::to_string(last_col) + " of a " + std::to_string(d.rows) +
+                                                   " x " + std::to_string(d.cols) + " tensor");
+                    }
+                    if (u.read && !written.count(od.tensor)) throw std::logic_error(at + ": read before it is written");
+                    if (u.written) writes.insert(od.tensor);
+                }
+                written.insert(writes.begin(), writes.end());
+            }
+        std::set<std::string> read;
+        for (const auto* pass : passes)
+            for (const auto& o : *pass)
+                for (const auto& [role, od] : o.io)
+                    if (use_of(o, role, t, partitions).read) read.insert(od.tensor);
+        for (const auto& d : decls)
+            if (d.scope == tensor_scope::activation && !written.count(d.name))
+                throw std::logic_error(std::string(what) + ": tensor " + d.name + " is never written");
+        for (const auto& d : grads)  // the gradient of every weight the passes read
+            if (read.count(d.name.substr(1)) && !written.count(d.name))
+                throw std::logic_error(std::string(what) + ": tensor " + d.name + " is never written");
+    };
+    part(lp.layer_tensors, {&lp.fwd, &lp.bwd}, "layer");
+    part(lp.head_tensors, {&lp.head_fwd, &lp.head_bwd}, "head");
+    part(lp.embed_tensors, {&lp.embed_fwd}, "embedding");
 }
 
 json train_result::to_json() const {
@@ -278,8 +366,8 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
     if (!opt.replay && opt.host_limit_bytes > 0) {
         const double per_pass = double(L) * double(lp.fwd.size() + lp.bwd.size());
         const double ends = double(lp.embed_fwd.size()) + double(lp.head_fwd.size() + lp.head_bwd.size());
-        const double uses = double(S) * double(M) * per_pass + double(M) * ends + 2.0 * S * (L + 1);
-        const double bytes = uses * 2048.0;
+        const double all_uses = double(S) * double(M) * per_pass + double(M) * ends + 2.0 * S * (L + 1);
+        const double bytes = all_uses * 2048.0;
         if (bytes > opt.host_limit_bytes) {
             char buf[400];
             std::snprintf(buf, sizeof buf,
@@ -287,7 +375,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
                           "micro-batches x %u layers), about %.1f GiB of host memory for their requests alone, more "
                           "than the %.1f GiB limit (drop --no-replay: replay gives the same step; or a smaller model, "
                           "fewer micro-batches; --max-host-gib raises the limit)",
-                          uses, S, (unsigned long long)M, L, bytes / 1073741824.0, opt.host_limit_bytes / 1073741824.0);
+                          all_uses, S, (unsigned long long)M, L, bytes / 1073741824.0, opt.host_limit_bytes / 1073741824.0);
             throw std::invalid_argument(buf);
         }
     }
@@ -315,10 +403,10 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
         }
         if (dp) {
             for (uint32_t l = 0; l < L; ++l) buckets[s].push_back(bucket_req(lp.layer_params_per_chip));
-            if (s == 0 || s == S - 1) buckets[s].push_back(bucket_req(lp.head_params_per_chip * ((S == 1) ? 2 : 1)));
+            if (s == 0 || s == S - 1) buckets[s].push_back(bucket_req(ends_params(lp, s, S)));
         }
         for (uint32_t l = 0; l < L; ++l) adam[s].push_back(adam_req(lp.layer_params_per_chip));
-        if (s == 0 || s == S - 1) adam[s].push_back(adam_req(lp.head_params_per_chip * ((S == 1) ? 2 : 1)));
+        if (s == 0 || s == S - 1) adam[s].push_back(adam_req(ends_params(lp, s, S)));
     }
     size_t barrier_req;
     {
@@ -367,9 +455,9 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
             }
             if (q.kind == "gemm" && q.op.count > 1) {
                 // The heads side by side over the cores, as the whole step runs them: one instance's share.
-                const tb::gemm_spec g = gemm_of(q.op, m.dtype);
+                const tb::gemm_spec gs = gemm_of(q.op, m.dtype);
                 uint64_t next = 4096;
-                auto progs = heads_side_by_side(tcfg.chip, g, q.op.count, [&](uint64_t bytes) {
+                auto progs = heads_side_by_side(tcfg.chip, gs, q.op.count, [&](uint64_t bytes) {
                     const uint64_t at = next;
                     next += (bytes + 4095) & ~uint64_t(4095);
                     if (next > tcfg.chip.hbm.capacity_bytes)
@@ -383,15 +471,15 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
                 return {{"ns", run.ns / q.op.count},
                         {"wall_s", std::chrono::duration<double>(clock_type::now() - t0).count()},
                         {"hbm_bytes", run.hbm_bytes / q.op.count},
-                        {"memory_bound", tb::bounds_of(g, tb::plan_layout(g, tcfg.chip), tcfg.chip).memory_bound()},
+                        {"memory_bound", tb::bounds_of(gs, tb::plan_layout(gs, tcfg.chip), tcfg.chip).memory_bound()},
                         {"peak_tflops", tb::chip_peak_tflops(tcfg.chip, m.dtype)}};
             }
             if (q.kind == "gemm") {
-                const tb::gemm_spec g = gemm_of(q.op, m.dtype);
+                const tb::gemm_spec gs = gemm_of(q.op, m.dtype);
                 tb::gemm_options go;
                 go.check = false;
                 go.sim = so;
-                const auto gr = tb::run_gemm(tcfg, g, go);
+                const auto gr = tb::run_gemm(tcfg, gs, go);
                 return {{"ns", gr.sim_ns}, {"wall_s", gr.wall_s}, {"hbm_bytes", gr.hbm_bytes},
                         {"memory_bound", gr.min_time_hbm_ns >= gr.min_time_compute_ns},
                         {"peak_tflops", gr.peak_tflops}};

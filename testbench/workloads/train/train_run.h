@@ -162,6 +162,26 @@ struct stage_memory {
 std::vector<stage_memory> stage_memory_of(const model_spec& m, const parallel_plan& p, const layer_plan& lp);
 phase_spec phase_of(const layer_op& o, numerics::dtype t);
 
+// What an operand of o (by role, layer_op::io) covers for one instance: rows x cols of its tensor (a tp_allreduce's
+// "x": the whole tensor, rows = cols = 0), whether o reads and writes it, and whether it is FP32 (else the model
+// dtype t). `partitions`: the SBUF partitions (the norm backward's gain-gradient rows). std::logic_error for a role
+// o does not have.
+struct operand_use {
+    uint64_t rows = 0, cols = 0;
+    bool read = false, written = false, fp32 = false;
+};
+operand_use use_of(const layer_op& o, const std::string& role, numerics::dtype t, uint32_t partitions);
+// The bytes of a declared tensor.
+uint64_t bytes_of(const tensor_decl& d, numerics::dtype t);
+
+// Checks the dataflow of a layer plan (plan_layer): every operand of every operation names a tensor of its part
+// (layer, head, embedding), of the operand's type, and lies inside it for every instance; a tp all-reduce covers
+// its whole tensor; every tensor an operation reads is an input, weight or table or was written by an earlier
+// operation of the passes (the forward, then the backward of the same micro-batch); every activation, and the
+// gradient of every weight the passes read, is written.
+// Throws std::logic_error naming the operation, operand and tensor.
+void check_dataflow(const layer_plan& lp, numerics::dtype t, uint32_t partitions);
+
 // Throws std::invalid_argument (bad plan: names the option) or std::runtime_error (a simulation failed: names it).
 train_result run_train(const platform::platform_config& cfg, const model_spec& m, const parallel_plan& p,
                        const train_options& opt);
