@@ -13,6 +13,7 @@
 #include "platforms/config/platform_config.h"
 #include "testbench/workloads/train/phase_kernel.h"
 #include "testbench/workloads/train/pipeline.h"
+#include "testbench/workloads/train/step_tensors.h"
 #include "testbench/workloads/train/train_run.h"
 #include "tests/support/child_process.h"
 
@@ -212,6 +213,80 @@ TEST_CASE("a layer plan with a broken dataflow is caught naming the operation an
     lp = plan_layer(m, p);
     role(lp.fwd, "fwd.mlp.allreduce", "x").tensor = "act";
     CHECK_THROWS_WITH(check_dataflow(lp, m.dtype, 128), Catch::Contains("an all-reduce of 131072 B on a tensor of"));
+}
+
+// Where a chip's step tensors lie: the tensors live at one time never overlap, a layer's inputs are its neighbours'
+// outputs, and a micro-batch's blocks are reused by the next once released.
+TEST_CASE("a stage's step tensors do not overlap, chain layer to layer and reuse released blocks") {
+    const auto m = tiny();
+    parallel_plan p;
+    p.tp = 2, p.pp = 2;
+    const layer_plan lp = plan_layer(m, p);
+    const uint32_t LS = m.layers / 2;
+    const uint64_t esz = numerics::size_of(m.dtype);
+    for (uint32_t st : {0u, 1u}) {
+        INFO("stage " << st);
+        step_tensors mem(lp, m.dtype, st, 2, LS, 2, 1 << 20, 64ull << 30);
+        struct extent {
+            uint64_t lo, hi;
+            std::string what;
+        };
+        auto extents_of = [&](uint32_t mb) {
+            std::map<uint64_t, extent> live;  // by address: aliases (a layer's x is the layer below's y) count once
+            auto add = [&](step_part part, uint32_t l, const std::vector<tensor_decl>& decls) {
+                for (const auto& d : decls) {
+                    std::vector<std::string> names = {d.name};
+                    if (d.scope == tensor_scope::weight) names.push_back("d" + d.name);
+                    for (const auto& nm : names) {
+                        const placed_tensor t = mem.at(part, l, mb, nm);
+                        const uint64_t bytes = d.rows * d.cols * (d.fp32 ? 4 : esz);
+                        const std::string what = nm + " of part " + std::to_string(int(part)) + " layer " + std::to_string(l);
+                        auto [it, fresh] = live.emplace(t.addr, extent{t.addr, t.addr + bytes, what});
+                        if (!fresh) CHECK(it->second.hi - it->second.lo == bytes);  // an alias: the same tensor
+                    }
+                }
+            };
+            for (uint32_t l = 0; l < LS; ++l) add(step_part::layer, l, lp.layer_tensors);
+            if (st == 0) add(step_part::embed, 0, lp.embed_tensors);
+            if (st == 1) add(step_part::head, 0, lp.head_tensors);
+            return live;
+        };
+        const auto live = extents_of(0);
+        uint64_t prev_hi = 0;
+        std::string prev;
+        for (const auto& [a, e] : live) {
+            INFO(prev << " and " << e.what);
+            CHECK(e.lo >= prev_hi);
+            prev_hi = e.hi, prev = e.what;
+        }
+        // The chain: layer 1's input is layer 0's output, layer 0's output gradient layer 1's input gradient.
+        CHECK(mem.at(step_part::layer, 1, 0, "x").addr == mem.at(step_part::layer, 0, 0, "y").addr);
+        CHECK(mem.at(step_part::layer, 0, 0, "dy").addr == mem.at(step_part::layer, 1, 0, "dx").addr);
+        if (st == 0) {
+            CHECK(mem.at(step_part::layer, 0, 0, "x").addr == mem.at(step_part::embed, 0, 0, "y").addr);
+            CHECK(mem.at(step_part::layer, LS - 1, 0, "dy").addr == mem.received_grad(0));
+        } else {
+            CHECK(mem.at(step_part::layer, 0, 0, "x").addr == mem.received(0));
+            CHECK(mem.at(step_part::layer, 0, 0, "dx").addr == mem.sent_grad(0));
+            CHECK(mem.at(step_part::head, 0, 0, "x").addr == mem.at(step_part::layer, LS - 1, 0, "y").addr);
+            CHECK(mem.at(step_part::layer, LS - 1, 0, "dy").addr == mem.at(step_part::head, 0, 0, "dx").addr);
+        }
+        // A weight's gradient lies in the layer's bucket at the weight's place in the layer's weights.
+        const auto& f = mem.flat(1);
+        CHECK(mem.at(step_part::layer, 1, 0, "wo").addr - f.w == mem.at(step_part::layer, 1, 0, "dwo").addr - f.g);
+        CHECK(f.params == lp.layer_params_per_chip);
+        CHECK(mem.flat(LS).params == ends_params(lp, st, 2));
+        const uint64_t taken = mem.blocks_taken();
+        std::set<uint64_t> before, after;
+        for (uint32_t l = 0; l < LS; ++l) before.insert(mem.at(step_part::layer, l, 0, "qkv").addr);
+        mem.release(0);
+        extents_of(1);
+        for (uint32_t l = 0; l < LS; ++l) after.insert(mem.at(step_part::layer, l, 1, "qkv").addr);
+        CHECK(mem.blocks_taken() == taken);  // micro-batch 1 reused micro-batch 0's blocks
+        CHECK(before == after);
+    }
+    REQUIRE_THROWS_WITH(step_tensors(lp, m.dtype, 0, 2, LS, 2, 1 << 20, 4ull << 20),
+                        Catch::Contains("do not fit a chip's HBM") && Catch::Contains("chip.hbm.capacity_gib"));
 }
 
 static void check_phase(phase_kind k, uint64_t rows, uint64_t cols) {
@@ -463,6 +538,11 @@ TEST_CASE("what a step simulated whole cannot run is refused naming the option")
                         Catch::Contains("--whole: a chip of stage 0 needs") &&
                             Catch::Contains("more than its HBM holds (chip.hbm.capacity_gib = 0.01 GiB)"));
     // The same on the command line (exit 2): tests/train/CMakeLists.txt train_whole_hbm.
+    whole_options wo;
+    wo.tp_algo = collective::algo::direct;
+    REQUIRE_THROWS_WITH(run_whole_step(load("ring-8", {"chips.model=full"}), m, p, wo),
+                        Catch::Contains("--whole --tp-algo direct: the step all-reduces its activations and gradients "
+                                        "in place"));
 }
 
 TEST_CASE("a step simulated whole with two pipeline stages runs 1F1B with its sends, near the composed step") {

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <stdexcept>
+#include <tuple>
 
 #include "models/collective/groups.h"
 #include "models/core/neuron_core.h"
@@ -15,31 +17,13 @@
 #include "testbench/workloads/program/op_sequence.h"
 #include "testbench/workloads/train/phase_kernel.h"
 #include "testbench/workloads/train/pipeline.h"
+#include "testbench/workloads/train/step_tensors.h"
 
 namespace trnsim::train {
 
 namespace {
 
 using op_id = tb::op_sequence::op_id;
-
-// HBM regions for the operations' buffers: a ring over [first, last) of the chip's HBM. Offsets from the HBM base.
-class hbm_ring {
-public:
-    hbm_ring(uint64_t first, uint64_t last) : m_first(first), m_last(last), m_next(first) {}
-    uint64_t take(uint64_t bytes, const std::string& what) {
-        bytes = (bytes + 4095) & ~uint64_t(4095);
-        if (m_first >= m_last || bytes > m_last - m_first)
-            throw std::invalid_argument("operation " + what + ": its buffers (" + std::to_string(bytes >> 20) +
-                                        " MiB) do not fit a chip's HBM beside the collectives' (chip.hbm.capacity_gib)");
-        if (m_next + bytes > m_last) m_next = m_first;
-        const uint64_t at = m_next;
-        m_next += bytes;
-        return at;
-    }
-
-private:
-    uint64_t m_first, m_last, m_next;
-};
 
 constexpr uint64_t PAGE = 4096;
 
@@ -70,17 +54,25 @@ struct op_meta {
 
 }  // namespace
 
-std::vector<core::core_program> heads_side_by_side(const platform::chip_config& cc, const tb::gemm_spec& g,
-                                                   uint32_t count, const std::function<uint64_t(uint64_t)>& take) {
+std::vector<core::core_program> instances_side_by_side(const platform::chip_config& cc, const tb::gemm_spec& g,
+                                                       uint32_t count,
+                                                       const std::function<tb::gemm_layout(uint32_t)>& layout_of) {
     std::vector<core::core_program> out(cc.cores);
     for (uint32_t j = 0; j < count; ++j) {
-        tb::gemm_layout l = tb::plan_layout(g, cc);
-        const uint64_t at = take(l.c_addr + l.c_bytes - cc.hbm_base);
-        l.a_addr += at, l.b_addr += at, l.c_addr += at;
-        auto progs = tb::compile_gemm(g, l, cc, 0, j % cc.cores);
+        auto progs = tb::compile_gemm(g, layout_of(j), cc, 0, j % cc.cores);
         for (uint32_t k = 0; k < cc.cores; ++k) append_program(out[k], std::move(progs[k]));
     }
     return out;
+}
+
+std::vector<core::core_program> heads_side_by_side(const platform::chip_config& cc, const tb::gemm_spec& g,
+                                                   uint32_t count, const std::function<uint64_t(uint64_t)>& take) {
+    return instances_side_by_side(cc, g, count, [&](uint32_t) {
+        tb::gemm_layout l = tb::plan_layout(g, cc);
+        const uint64_t at = take(l.c_addr + l.c_bytes - cc.hbm_base);
+        l.a_addr += at, l.b_addr += at, l.c_addr += at;
+        return l;
+    });
 }
 
 chip_run simulate_on_chip(const platform::platform_config& cfg, std::vector<core::core_program> programs,
@@ -167,8 +159,12 @@ public:
                   const whole_options& opt)
         : cfg(timing_only(cfg_in)), cc(cfg.chip), mc(cfg.multichip), m(m), p(p), opt(opt), n(mc.chips()),
           lp(plan_layer(m, p)), L(m.layers), M(p.micro_batches(m)), S(p.pp), LS(L / S),
-          groups(groups_of(snake_placement(mc.topo), p)), ring(place_regions()),
-          seq(sequence_layout(cc, n, cc.hbm_base + cc.hbm.capacity_bytes - PAGE)) {}
+          groups(groups_of(snake_placement(mc.topo), p)),
+          seq(sequence_layout(cc, n, cc.hbm_base + cc.hbm.capacity_bytes - PAGE)) {
+        const uint64_t first = place_regions();
+        for (uint32_t st = 0; st < S; ++st)
+            mem.emplace_back(lp, m.dtype, st, S, LS, M, first, cc.hbm.capacity_bytes - PAGE);
+    }
 
     void add_passes();
     void add_buckets_and_adam();
@@ -200,18 +196,25 @@ private:
             for (auto& pr : v) std::swap(pr.first, pr.second);
         return collective::build_sends(mc.topo, v, lp.activation_bytes);
     }
-    hbm_ring place_regions();
+    uint64_t place_regions();
     void note(const per_chip& ids, const op_meta& mm);
     per_chip add_local(uint32_t st, const std::vector<core::core_program>& progs, const after_ids& after,
                        const op_meta& mm);
-    std::vector<core::core_program> gemm_programs(const layer_op& o);
-    std::vector<core::core_program> phase_programs(const layer_op& o, const std::string& name);
+    // Where operation o of (stage, part, layer, micro-batch) finds the operand of `role` for instance i.
+    struct op_at {
+        uint32_t st = 0;
+        step_part part = step_part::layer;
+        uint32_t layer = 0, mb = 0;
+    };
+    placed_tensor operand_of(const op_at& at, const layer_op& o, const std::string& role, uint32_t i);
+    std::vector<core::core_program> gemm_programs(const layer_op& o, const op_at& at);
+    std::vector<core::core_program> phase_programs(const layer_op& o, const std::string& name,
+                                                   const std::map<std::string, placed_tensor>& bound);
     per_chip collective_op(uint32_t stream, const collective::schedule& s, const std::vector<uint32_t>& members,
-                           const after_ids& after, const op_meta& mm);
-    per_chip run_op(uint32_t st, const layer_op& o, const std::string& prefix, uint32_t mb, bool bwd,
-                    after_ids& first_after);
+                           const after_ids& after, const op_meta& mm, uint64_t input, uint64_t output);
+    per_chip run_op(const op_at& at, const layer_op& o, const std::string& prefix, bool bwd, after_ids& first_after);
     per_chip send(uint32_t from, uint32_t to, const per_chip& last, uint32_t mb, bool forward);
-    void bucket(uint32_t st, uint64_t params, const per_chip& ready, const std::string& name);
+    void bucket(uint32_t st, uint32_t l, const per_chip& ready, const std::string& name);
     void measure(whole_result& r, const std::vector<double>& begin, const std::vector<double>& end,
                  platform::multichip_platform& plat);
 
@@ -228,18 +231,17 @@ private:
     const uint32_t S, LS;  // stages, layers per stage
     const plan_groups groups;  // per stage: its chips, tp groups, dp groups; the pipeline pairs
     uint64_t coll_base[4] = {0, 0, 0, 0};  // each stream's collective region (offset from the HBM base)
-    hbm_ring ring;
+    std::vector<step_tensors> mem;  // per stage: where its tensors lie
     tb::op_sequence seq;
     std::vector<op_meta> meta;
     std::vector<std::vector<per_chip>> recv_fwd, recv_bwd;  // the sends into each stage, per micro-batch
     std::vector<per_chip> last_bucket, stage_last;           // per stage: its last bucket, its last operation
 };
 
-// HBM: the collectives of each stream in a region of their own from the bottom of HBM, placed as the composed step's
-// collective simulations place them (with the XOR-folded channel hash the same all-reduce took 352 us at some
-// placements and up to 986 us at others, docs/training.md), then the other operations' buffers in a ring, the last
-// page for the barrier writes' signal word.
-hbm_ring whole_builder::place_regions() {
+// HBM: each stream's collective region (its scratch and signal word; the collectives reduce and send the step's
+// tensors where they lie) from the bottom of HBM, then the step's tensors (step_tensors.h), the last page for the
+// barrier writes' signal word. Returns where the tensors start.
+uint64_t whole_builder::place_regions() {
     const size_t elt = numerics::size_of(m.dtype);
     // HBM a collective's buffers take where full_chip_layout puts them (input, output, scratch, the signal word).
     auto collective_bytes = [&](const collective::schedule& s) {
@@ -266,7 +268,7 @@ hbm_ring whole_builder::place_regions() {
     if (top + PAGE > cc.hbm.capacity_bytes)
         throw std::invalid_argument("the step's collectives need " + std::to_string(top >> 20) +
                                     " MiB of a chip's HBM (chip.hbm.capacity_gib)");
-    return hbm_ring(top, cc.hbm.capacity_bytes - PAGE);
+    return top;
 }
 
 void whole_builder::note(const per_chip& ids, const op_meta& mm) {
@@ -287,27 +289,55 @@ per_chip whole_builder::add_local(uint32_t st, const std::vector<core::core_prog
     return ids;
 }
 
-std::vector<core::core_program> whole_builder::gemm_programs(const layer_op& o) {
-    return heads_side_by_side(cc, gemm_of(o, m.dtype), o.count, [&](uint64_t bytes) { return ring.take(bytes, o.name); });
+placed_tensor whole_builder::operand_of(const op_at& at, const layer_op& o, const std::string& role, uint32_t i) {
+    for (const auto& [r, od] : o.io) {
+        if (r != role) continue;
+        placed_tensor t = mem[at.st].at(at.part, at.layer, at.mb, od.tensor);
+        const uint64_t b = i / o.heads, j = i % o.heads;
+        const uint64_t row = od.row + b * od.b_rows + i * od.i_rows, col = od.col + j / od.group * od.j_cols;
+        t.addr += (row * t.cols + col) * (t.fp32 ? 4 : numerics::size_of(m.dtype));
+        return t;
+    }
+    throw std::logic_error("operation " + o.name + " has no operand " + role);
 }
 
-std::vector<core::core_program> whole_builder::phase_programs(const layer_op& o, const std::string& name) {
+// A GEMM's instances side by side, each on its operands where the step's tensors hold them.
+std::vector<core::core_program> whole_builder::gemm_programs(const layer_op& o, const op_at& at) {
+    return instances_side_by_side(cc, gemm_of(o, m.dtype), o.count, [&](uint32_t i) {
+        tb::gemm_layout l;
+        const placed_tensor a = operand_of(at, o, "a", i), b = operand_of(at, o, "b", i), c = operand_of(at, o, "c", i);
+        l.a_addr = cc.hbm_base + a.addr, l.b_addr = cc.hbm_base + b.addr, l.c_addr = cc.hbm_base + c.addr;
+        l.a_ld = a.cols, l.b_ld = b.cols, l.c_ld = c.cols;
+        return l;
+    });
+}
+
+std::vector<core::core_program> whole_builder::phase_programs(const layer_op& o, const std::string& name,
+                                                              const std::map<std::string, placed_tensor>& bound) {
     phase_spec ps = phase_of(o, m.dtype);
+    for (const auto& [role, t] : bound) ps.at[role] = {cc.hbm_base + t.addr, 0};
+    for (const auto& info : phase_tensors(ps, cc.core.sbuf.partitions))  // rows x cols tensors: their tensor's pitch
+        if (info.rows == ps.rows && info.cols == ps.cols && ps.at.count(info.name))
+            ps.at[info.name].pitch = bound.at(info.name).cols;
     try {
-        ps.hbm_offset = ring.take(phase_hbm_bytes(cc, ps), name);
         return compile_phase(cc, ps);
     } catch (const std::invalid_argument& e) {
         throw std::invalid_argument("model " + m.name + ", operation " + name + ": " + e.what());
     }
 }
 
-// A collective (schedule s) on the chips `members`, on `stream`, in the stream's HBM region.
+// A collective (schedule s) on the chips `members`, on `stream`, from `input` to `output` (offsets from the HBM
+// base), its scratch in the stream's region.
 per_chip whole_builder::collective_op(uint32_t stream, const collective::schedule& s,
-                                      const std::vector<uint32_t>& members, const after_ids& after, const op_meta& mm) {
+                                      const std::vector<uint32_t>& members, const after_ids& after, const op_meta& mm,
+                                      uint64_t input, uint64_t output) {
     tb::lowering_layout lay = tb::full_chip_layout(cfg, s, cc.hbm_base + coll_base[stream]);
     lay.sem_first = seq.sem_first();
     lay.notify_landing = true;
-    tb::apply_options(lay, s, step_collective(stream, cc.cores, p));
+    lay.input = cc.hbm_base + input, lay.output = cc.hbm_base + output;  // on the step's tensors
+    tb::collective_options co = step_collective(stream, cc.cores, p);
+    co.in_place = input == output;
+    tb::apply_options(lay, s, co);
     tb::lowered_collective low = tb::lower(s, lay);
     for (auto& chip : low.programs) chip.resize(cc.cores);  // the cores it leaves alone: empty programs
     per_chip ids = seq.add_all(stream, std::move(low.programs), after.empty() ? after_ids(n) : after, mm.name, members);
@@ -315,23 +345,28 @@ per_chip whole_builder::collective_op(uint32_t stream, const collective::schedul
     return ids;
 }
 
-// One operation of a pass on stage st; `first_after`: what the pass's first operation waits for (a receive).
-per_chip whole_builder::run_op(uint32_t st, const layer_op& o, const std::string& prefix, uint32_t mb, bool bwd,
+// One operation of a pass (at: its stage, part, layer and micro-batch); `first_after`: what the pass's first
+// operation waits for (a receive).
+per_chip whole_builder::run_op(const op_at& at, const layer_op& o, const std::string& prefix, bool bwd,
                                after_ids& first_after) {
-    op_meta mm{prefix + o.name, "", mb, bwd};
+    op_meta mm{prefix + o.name, "", at.mb, bwd};
     after_ids after;
     after.swap(first_after);
     mm.after_recv = !after.empty();
     if (o.k == layer_op::kind::gemm) {
         mm.kind = "gemm";
-        return add_local(st, gemm_programs(o), after, mm);
+        return add_local(at.st, gemm_programs(o, at), after, mm);
     }
     if (o.k == layer_op::kind::phase) {
         mm.kind = "phase";
-        return add_local(st, phase_programs(o, mm.name), after, mm);
+        std::map<std::string, placed_tensor> bound;
+        for (const auto& io : o.io) bound[io.first] = operand_of(at, o, io.first, 0);
+        return add_local(at.st, phase_programs(o, mm.name, bound), after, mm);
     }
     mm.kind = "tp_allreduce";
-    return collective_op(STREAM_PASSES, schedule_of(groups.tp[st], opt.tp_algo, o.bytes), groups.chips[st], after, mm);
+    const uint64_t x = operand_of(at, o, "x", 0).addr;
+    return collective_op(STREAM_PASSES, schedule_of(groups.tp[at.st], opt.tp_algo, o.bytes), groups.chips[at.st], after,
+                         mm, x, x);
 }
 
 // The activations (forward) or their gradients of micro-batch mb from stage `from` to its neighbour `to`, once
@@ -341,19 +376,26 @@ per_chip whole_builder::send(uint32_t from, uint32_t to, const per_chip& last, u
     for (uint32_t c : groups.chips[from]) after[c] = {last[c]};
     std::vector<uint32_t> members = groups.chips[std::min(from, to)];
     members.insert(members.end(), groups.chips[std::max(from, to)].begin(), groups.chips[std::max(from, to)].end());
+    // Forward: the last layer's output into the next stage's received activations; backward: the gradients layer 0
+    // sent back into the previous stage's received gradients.
+    const uint64_t input = forward ? mem[from].at(step_part::layer, LS - 1, mb, "y").addr : mem[from].sent_grad(mb);
+    const uint64_t output = forward ? mem[to].received(mb) : mem[to].received_grad(mb);
     return collective_op(forward ? STREAM_SENDS_FWD : STREAM_SENDS_BWD, sends_of(std::min(from, to), forward), members,
                          after,
                          {std::string("send ") + (forward ? "F" : "B") + std::to_string(mb) + " to stage " +
                               std::to_string(to),
-                          "send", mb, !forward});
+                          "send", mb, !forward},
+                         input, output);
 }
 
-void whole_builder::bucket(uint32_t st, uint64_t params, const per_chip& ready, const std::string& name) {
+// The gradients of layer l (l == LS: the stage's ends) all-reduced in place over the stage's dp groups.
+void whole_builder::bucket(uint32_t st, uint32_t l, const per_chip& ready, const std::string& name) {
     after_ids after(n);
     for (uint32_t c : groups.chips[st]) after[c] = {ready[c]};
+    const auto& f = mem[st].flat(l);
     last_bucket[st] = collective_op(STREAM_BUCKETS,
-                                    schedule_of(groups.dp[st], opt.dp_algo, params * numerics::size_of(m.dtype)),
-                                    groups.chips[st], after, {name, "dp_allreduce", uint32_t(M - 1), true});
+                                    schedule_of(groups.dp[st], opt.dp_algo, f.params * numerics::size_of(m.dtype)),
+                                    groups.chips[st], after, {name, "dp_allreduce", uint32_t(M - 1), true}, f.g, f.g);
 }
 
 // The passes in an order every stage's 1F1B order keeps (stage s's F(i) after stage s - 1's, B(i) after stage
@@ -390,22 +432,24 @@ void whole_builder::add_passes() {
         if (ev.kind == 'F') {
             if (st > 0) waits_on(recv_fwd[st][mb]);
             if (st == 0)
-                for (const auto& o : lp.embed_fwd) last = run_op(st, o, "", mb, false, first_after);
+                for (const auto& o : lp.embed_fwd) last = run_op({st, step_part::embed, 0, mb}, o, "", false, first_after);
             for (uint32_t l = 0; l < LS; ++l)
-                for (const auto& o : lp.fwd) last = run_op(st, o, layer_name(l), mb, false, first_after);
+                for (const auto& o : lp.fwd)
+                    last = run_op({st, step_part::layer, l, mb}, o, layer_name(l), false, first_after);
             if (st == S - 1)
-                for (const auto& o : lp.head_fwd) last = run_op(st, o, "", mb, false, first_after);
+                for (const auto& o : lp.head_fwd) last = run_op({st, step_part::head, 0, mb}, o, "", false, first_after);
             if (st + 1 < S) recv_fwd[st + 1][mb] = send(st, st + 1, last, mb, true);
         } else {
             if (st + 1 < S) waits_on(recv_bwd[st][mb]);
             if (st == S - 1)
-                for (const auto& o : lp.head_bwd) last = run_op(st, o, "", mb, true, first_after);
+                for (const auto& o : lp.head_bwd) last = run_op({st, step_part::head, 0, mb}, o, "", true, first_after);
             for (uint32_t l = LS; l-- > 0;) {
-                for (const auto& o : lp.bwd) last = run_op(st, o, layer_name(l), mb, true, first_after);
-                if (dp && mb + 1 == M)
-                    bucket(st, lp.layer_params_per_chip, last, "bucket layer " + std::to_string(st * LS + l));
+                for (const auto& o : lp.bwd)
+                    last = run_op({st, step_part::layer, l, mb}, o, layer_name(l), true, first_after);
+                if (dp && mb + 1 == M) bucket(st, l, last, "bucket layer " + std::to_string(st * LS + l));
             }
             if (st > 0) recv_bwd[st - 1][mb] = send(st, st - 1, last, mb, false);
+            mem[st].release(mb);  // the stage is done with the micro-batch's activations
         }
         stage_last[st] = last;
     }
@@ -418,17 +462,25 @@ void whole_builder::add_buckets_and_adam() {
     for (uint32_t st = 0; st < S; ++st) {
         const uint64_t ends = (st == 0 ? 1 : 0) + (st == S - 1 ? 1 : 0);
         if (dp && ends)
-            bucket(st, lp.head_params_per_chip * ends, stage_last[st],
+            bucket(st, LS, stage_last[st],
                    st == 0 && S > 1 ? "bucket embedding" : st == 0 ? "bucket embedding/head" : "bucket head");
         after_ids adam_after(n);
         if (dp)
             for (uint32_t c : groups.chips[st]) adam_after[c] = {last_bucket[st][c]};
-        auto adam = [&](uint64_t params, const std::string& name) {
-            add_local(st, phase_programs(adam_op(params, name), name), adam_after, {name, "adam", uint32_t(M - 1), false});
+        // Adam on layer l's flat buffers (l == LS: the ends'): the master weights and moments in place, the
+        // gradients in, the model-dtype weights the next step reads out.
+        auto adam = [&](uint32_t l, const std::string& name) {
+            const auto& f = mem[st].flat(l);
+            const uint64_t cols = (f.params + 127) / 128;
+            const std::map<std::string, placed_tensor> bound = {{"param", {f.master, cols, true}}, {"m", {f.m, cols, true}},
+                                                                {"v", {f.v, cols, true}}, {"grad", {f.g, cols, false}},
+                                                                {"w", {f.w, cols, false}}};
+            add_local(st, phase_programs(adam_op(f.params, name), name, bound), adam_after,
+                      {name, "adam", uint32_t(M - 1), false});
             for (auto& a : adam_after) a.clear();  // the stream orders the rest
         };
-        for (uint32_t l = LS; l-- > 0;) adam(lp.layer_params_per_chip, "adam layer " + std::to_string(st * LS + l));
-        if (ends) adam(lp.head_params_per_chip * ends, S == 1 ? "adam embedding/head" : st == 0 ? "adam embedding" : "adam head");
+        for (uint32_t l = LS; l-- > 0;) adam(l, "adam layer " + std::to_string(st * LS + l));
+        if (ends) adam(LS, S == 1 ? "adam embedding/head" : st == 0 ? "adam embedding" : "adam head");
     }
 }
 
@@ -543,6 +595,13 @@ whole_result run_whole_step(const platform::platform_config& cfg, const model_sp
                             const whole_options& opt) {
     const auto t0 = std::chrono::steady_clock::now();
     check_whole(cfg, m, p);
+    // The all-reduces run in place on the step's activations and gradient buckets.
+    for (auto [what, a, used] : {std::tuple<const char*, collective::algo, bool>{"--tp-algo", opt.tp_algo, p.tp > 1},
+                                 {"--dp-algo", opt.dp_algo, p.dp > 1}})
+        if (used && a != collective::algo::ring && a != collective::algo::bidir_ring && a != collective::algo::torus)
+            throw std::invalid_argument(std::string("--whole ") + what + " " + std::string(collective::name_of(a)) +
+                                        ": the step all-reduces its activations and gradients in place, which a ring, "
+                                        "bidir_ring or torus all-reduce does");
     whole_builder b(cfg, m, p, opt);
     b.add_passes();
     b.add_buckets_and_adam();
