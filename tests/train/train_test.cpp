@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <set>
@@ -11,6 +12,8 @@
 #include "models/collective/groups.h"
 #include "tlm/config/config_node.h"
 #include "platforms/config/platform_config.h"
+#include "testbench/stimulus.h"
+#include "testbench/verification/golden/golden_transformer.h"
 #include "testbench/workloads/train/phase_kernel.h"
 #include "testbench/workloads/train/pipeline.h"
 #include "testbench/workloads/train/step_tensors.h"
@@ -287,6 +290,54 @@ TEST_CASE("a stage's step tensors do not overlap, chain layer to layer and reuse
     }
     REQUIRE_THROWS_WITH(step_tensors(lp, m.dtype, 0, 2, LS, 2, 1 << 20, 4ull << 20),
                         Catch::Contains("do not fit a chip's HBM") && Catch::Contains("chip.hbm.capacity_gib"));
+}
+
+// The FP64 decoder the training step is checked against, with RoPE and grouped-query attention: its gradients are
+// the derivatives of sum(y * dy), by central differences.
+TEST_CASE("the golden decoder with RoPE and grouped-query attention has the gradients of its loss") {
+    namespace g = tb::golden;
+    const uint32_t S = 6, H = 8, heads = 4, kv = 2, d = 2, F = 6;
+    tb::rng r(7);
+    auto rnd = [&](uint32_t rows, uint32_t cols, double lo, double hi) {
+        g::mat m(rows, cols);
+        for (auto& v : m.v) v = lo + (hi - lo) * r.uniform();
+        return m;
+    };
+    g::decoder_weights w;
+    w.wq = rnd(H, heads * d, -0.6, 0.6), w.wk = rnd(H, kv * d, -0.6, 0.6), w.wv = rnd(H, kv * d, -0.6, 0.6);
+    w.wo = rnd(heads * d, H, -0.6, 0.6), w.w1 = rnd(H, F, -0.6, 0.6), w.w3 = rnd(H, F, -0.6, 0.6);
+    w.w2 = rnd(F, H, -0.6, 0.6), w.g1 = rnd(1, H, 0.5, 1.5), w.g2 = rnd(1, H, 0.5, 1.5);
+    w.kv_heads = kv;
+    w.rope_cos = g::mat(S, d), w.rope_sin = g::mat(S, d);
+    for (uint32_t i = 0; i < S; ++i)
+        for (uint32_t o = 0; o < d; ++o) w.rope_cos(i, o) = std::cos(0.7 * i), w.rope_sin(i, o) = std::sin(0.7 * i);
+    const g::mat x = rnd(S, H, -1, 1), dy = rnd(S, H, -1, 1);
+    g::decoder_grads gr;
+    g::decoder(x, w, heads, true, 1e-5, &dy, &gr);
+    auto loss = [&](const g::mat& xx, const g::decoder_weights& ww) {
+        const g::mat y = g::decoder(xx, ww, heads, true, 1e-5, nullptr, nullptr);
+        double l = 0;
+        for (size_t i = 0; i < y.v.size(); ++i) l += y.v[i] * dy.v[i];
+        return l;
+    };
+    const double h = 1e-6;
+    auto fd = [&](g::mat g::decoder_weights::*field, size_t i) {
+        g::decoder_weights a = w, b = w;
+        (a.*field).v[i] += h, (b.*field).v[i] -= h;
+        return (loss(x, a) - loss(x, b)) / (2 * h);
+    };
+    for (size_t i : {0ul, 5ul, 13ul}) {
+        INFO("element " << i);
+        CHECK(gr.dwq.v[i] == Approx(fd(&g::decoder_weights::wq, i)).epsilon(1e-6).margin(1e-8));
+        CHECK(gr.dwk.v[i] == Approx(fd(&g::decoder_weights::wk, i)).epsilon(1e-6).margin(1e-8));
+        CHECK(gr.dwv.v[i] == Approx(fd(&g::decoder_weights::wv, i)).epsilon(1e-6).margin(1e-8));
+        CHECK(gr.dwo.v[i] == Approx(fd(&g::decoder_weights::wo, i)).epsilon(1e-6).margin(1e-8));
+        CHECK(gr.dw1.v[i] == Approx(fd(&g::decoder_weights::w1, i)).epsilon(1e-6).margin(1e-8));
+        g::mat a = x, b = x;
+        a.v[i + 20] += h, b.v[i + 20] -= h;
+        CHECK(gr.dx.v[i + 20] == Approx((loss(a, w) - loss(b, w)) / (2 * h)).epsilon(1e-6).margin(1e-8));
+    }
+    for (size_t i : {1ul, 6ul}) CHECK(gr.dg1.v[i] == Approx(fd(&g::decoder_weights::g1, i)).epsilon(1e-6).margin(1e-8));
 }
 
 static void check_phase(phase_kind k, uint64_t rows, uint64_t cols) {

@@ -36,6 +36,10 @@ void put_cols(mat& a, const mat& b, uint32_t c0) {
     for (uint32_t i = 0; i < b.rows; ++i)
         for (uint32_t j = 0; j < b.cols; ++j) a(i, c0 + j) = b(i, j);
 }
+void add_cols(mat& a, const mat& b, uint32_t c0) {
+    for (uint32_t i = 0; i < b.rows; ++i)
+        for (uint32_t j = 0; j < b.cols; ++j) a(i, c0 + j) += b(i, j);
+}
 mat add(const mat& a, const mat& b) {
     mat r = a;
     for (size_t i = 0; i < r.v.size(); ++i) r.v[i] += b.v[i];
@@ -43,20 +47,34 @@ mat add(const mat& a, const mat& b) {
 }
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
+// RoPE on every head of d columns of x by the S x d tables (sign -1: the inverse rotation, the backward's).
+mat rope(const mat& x, const decoder_weights& w, uint32_t d, double sign) {
+    if (w.rope_cos.v.empty()) return x;
+    mat y = x;
+    const uint32_t h = d / 2;
+    for (uint32_t i = 0; i < x.rows; ++i)
+        for (uint32_t c = 0; c < x.cols; ++c) {
+            const uint32_t o = c % d, pair = c - o + (o < h ? o + h : o - h);
+            y(i, c) = x(i, c) * w.rope_cos(i, o) + sign * (o < h ? -1 : 1) * x(i, pair) * w.rope_sin(i, o);
+        }
+    return y;
+}
+uint32_t group_of(const decoder_weights& w, uint32_t heads) { return w.kv_heads ? heads / w.kv_heads : 1; }
+
 struct attn_state {
     mat q, k, v, o;
     std::vector<mat> p;  // per head S x S
 };
 mat attention_fwd(const mat& h, const decoder_weights& w, uint32_t heads, bool causal, attn_state& st) {
-    const uint32_t S = h.rows, H = h.cols, d = H / heads;
-    st.q = matmul(h, w.wq);
-    st.k = matmul(h, w.wk);
+    const uint32_t S = h.rows, d = uint32_t(w.wq.cols) / heads, g = group_of(w, heads);
+    st.q = rope(matmul(h, w.wq), w, d, 1.0);
+    st.k = rope(matmul(h, w.wk), w, d, 1.0);
     st.v = matmul(h, w.wv);
-    st.o = mat(S, H);
+    st.o = mat(S, heads * d);
     st.p.clear();
     const double scale = 1.0 / std::sqrt(double(d));
     for (uint32_t hd = 0; hd < heads; ++hd) {
-        mat qh = cols(st.q, hd * d, d), kh = cols(st.k, hd * d, d), vh = cols(st.v, hd * d, d);
+        mat qh = cols(st.q, hd * d, d), kh = cols(st.k, hd / g * d, d), vh = cols(st.v, hd / g * d, d);
         mat s = matmul_nt(qh, kh);
         mat p(S, S);
         for (uint32_t i = 0; i < S; ++i) {
@@ -144,7 +162,7 @@ mat mlp(const mat& x, const decoder_weights& w) {
 
 mat decoder(const mat& x, const decoder_weights& w, uint32_t heads, bool causal, double eps, const mat* dy,
             decoder_grads* gr) {
-    const uint32_t S = x.rows, H = x.cols, d = H / heads;
+    const uint32_t S = x.rows, d = uint32_t(w.wq.cols) / heads, grp = group_of(w, heads);
     norm_state n1, n2;
     attn_state at;
     mlp_state ml;
@@ -170,13 +188,14 @@ mat decoder(const mat& x, const decoder_weights& w, uint32_t heads, bool causal,
     // Attention
     gr->dwo = matmul_tn(at.o, dx2);
     mat d_o = matmul_nt(dx2, w.wo);
-    mat dq(S, H), dk(S, H), dv(S, H);
+    mat dq(S, heads * d), dk(S, uint32_t(w.wk.cols)), dv(S, uint32_t(w.wv.cols));
     const double scale = 1.0 / std::sqrt(double(d));
     for (uint32_t hd = 0; hd < heads; ++hd) {
         const mat& p = at.p[hd];
-        mat doh = cols(d_o, hd * d, d), vh = cols(at.v, hd * d, d), qh = cols(at.q, hd * d, d), kh = cols(at.k, hd * d, d);
+        const uint32_t kc = hd / grp * d;  // the key/value head's columns
+        mat doh = cols(d_o, hd * d, d), vh = cols(at.v, kc, d), qh = cols(at.q, hd * d, d), kh = cols(at.k, kc, d);
         mat dp = matmul_nt(doh, vh);
-        put_cols(dv, matmul_tn(p, doh), hd * d);
+        add_cols(dv, matmul_tn(p, doh), kc);
         mat ds(S, S);
         for (uint32_t i = 0; i < S; ++i) {
             double rs = 0;
@@ -184,8 +203,10 @@ mat decoder(const mat& x, const decoder_weights& w, uint32_t heads, bool causal,
             for (uint32_t j = 0; j < S; ++j) ds(i, j) = p(i, j) * (dp(i, j) - rs) * scale;
         }
         put_cols(dq, matmul(ds, kh), hd * d);
-        put_cols(dk, matmul_tn(ds, qh), hd * d);
+        add_cols(dk, matmul_tn(ds, qh), kc);
     }
+    dq = rope(dq, w, d, -1.0);  // back through the rotation
+    dk = rope(dk, w, d, -1.0);
     gr->dwq = matmul_tn(h1, dq);
     gr->dwk = matmul_tn(h1, dk);
     gr->dwv = matmul_tn(h1, dv);

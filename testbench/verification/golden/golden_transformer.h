@@ -26,6 +26,12 @@ struct decoder_weights {
     mat g1, g2;          // 1 x H (norm gains)
     mat b1, b2;          // 1 x H (layer norm biases; unused by RMS norm)
     bool layer_norm = false;  // LayerNorm (x - mean) / sqrt(var + eps) g + b instead of RMSNorm x / rms(x) g
+    // Grouped-query attention: kv_heads key/value heads (0: as many as query heads), wk and wv H x kv_heads * d,
+    // query head j using key/value head j / (heads / kv_heads).
+    uint32_t kv_heads = 0;
+    // RoPE (empty: none): q and k rotated per head after the projection, row i of the sequence by row i of the
+    // S x d tables: y1 = x1 cos1 - x2 sin1, y2 = x2 cos2 + x1 sin2 (halves 1 and 2 of the head's d columns).
+    mat rope_cos, rope_sin;
 };
 struct decoder_grads {
     mat dx, dwq, dwk, dwv, dwo, dw1, dw2, dw3, dg1, dg2, db1, db2;
