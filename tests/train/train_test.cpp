@@ -576,6 +576,62 @@ TEST_CASE("a step simulated whole runs every operation on every chip, gradient b
     CHECK(composed.sync_ns > 0);
 }
 
+// The decoder stack's step run whole with data: every chip's output, input gradient, reduced gradients and Adam
+// updates against the FP64 model (a small decoder: 2 layers, hidden 128, 4 heads, ffn 256, seq 128).
+namespace {
+model_spec small_model(numerics::dtype t, uint64_t global_batch) {
+    model_spec m = tiny();
+    m.name = "small", m.layers = 2, m.hidden = 128, m.heads = m.kv_heads = 4, m.ffn = 256, m.vocab = 512, m.seq = 128;
+    m.dtype = t, m.global_batch = global_batch;
+    return m;
+}
+whole_result stack_step(uint32_t dp, uint32_t tp, uint32_t pp, numerics::dtype t, bool check) {
+    const model_spec m = small_model(t, dp);
+    parallel_plan p;
+    p.dp = dp, p.tp = tp, p.pp = pp;
+    whole_options wo;
+    wo.stack = true, wo.check = check;
+    wo.sim.progress_after_s = 0;
+    return run_whole_step(load("ring-8", {"chips.model=full", "chip.collective_reduce=dma"}), m, p, wo);
+}
+void require_checked(const whole_result& w, size_t checks) {
+    REQUIRE(w.checked);
+    CHECK(w.checks.size() == checks);
+    for (const auto& c : w.checks) {
+        INFO(c.name << ": error " << c.rel_err << ", tolerance " << c.tolerance);
+        CHECK(c.pass);
+    }
+    CHECK(w.pass);
+}
+}  // namespace
+
+TEST_CASE("the decoder stack's step run whole on dp 2 x tp 2 x pp 2 full chips matches the FP64 model (FP32)") {
+    // Timing-only and functional runs of the same step take the same time (the timing-only one in a child process).
+    const double timing_only = test::in_child_process([] { return stack_step(2, 2, 2, numerics::dtype::fp32, false).step_ns; });
+    // Every chip: its layer's gradients and Adam update; stage 0 its input gradient, stage 1 its output.
+    const auto w = stack_step(2, 2, 2, numerics::dtype::fp32, true);
+    require_checked(w, 8 * 3);
+    CHECK(timing_only > 0);
+    CHECK(timing_only == w.step_ns);
+}
+TEST_CASE("the decoder stack's step run whole on dp 2 x tp 4 full chips matches the FP64 model (BF16)") {
+    require_checked(stack_step(2, 4, 1, numerics::dtype::bf16, true), 8 * (2 * 2 + 2));
+}
+TEST_CASE("a checked step that the check cannot yet follow is refused naming why") {
+    const auto cfg = load("ring-8", {"chips.model=full", "chip.collective_reduce=dma"});
+    parallel_plan p;
+    p.dp = 2, p.tp = 4;
+    whole_options wo;
+    wo.check = true;
+    REQUIRE_THROWS_WITH(run_whole_step(cfg, small_model(numerics::dtype::fp32, 4), p, wo),
+                        Catch::Contains("--whole --check runs one micro-batch per replica") &&
+                            Catch::Contains("--global-batch must be 2"));
+    auto gqa = small_model(numerics::dtype::fp32, 4);
+    gqa.kv_heads = 2;
+    p.dp = 4, p.tp = 2;
+    REQUIRE_THROWS_WITH(run_whole_step(cfg, gqa, p, wo), Catch::Contains("grouped-query attention"));
+}
+
 TEST_CASE("what a step simulated whole cannot run is refused naming the option") {
     parallel_plan p;
     p.dp = 2, p.tp = 4;

@@ -728,6 +728,11 @@ std::vector<phase_tensor_info> phase_tensors(const phase_spec& s, uint32_t parti
     return v;
 }
 
+void adam_reference(std::vector<double>& param, std::vector<double>& m, std::vector<double>& v,
+                    const std::vector<double>& grad) {
+    tb::golden::adam(param, m, v, grad, LR, B1, B2, ADAM_EPS, 2);
+}
+
 uint64_t phase_hbm_bytes(const platform::chip_config& cc, const phase_spec& s) { return plan_phase(cc, s).hbm_bytes; }
 
 std::vector<core::core_program> compile_phase(const platform::chip_config& cc, const phase_spec& s) {

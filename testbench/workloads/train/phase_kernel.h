@@ -80,6 +80,11 @@ struct phase_tensor_info {
 };
 std::vector<phase_tensor_info> phase_tensors(const phase_spec& s, uint32_t partitions);
 
+// The Adam step the adam phase runs (its learning rate, betas, epsilon and step number) in FP64, in place: the
+// reference of functional checks.
+void adam_reference(std::vector<double>& param, std::vector<double>& m, std::vector<double>& v,
+                    const std::vector<double>& grad);
+
 // The phase's program for every core of a chip like `cc` (its tensors from hbm_base + s.hbm_offset), and the HBM
 // bytes its tensors span from there (4 KiB aligned). Both throw std::invalid_argument as run_phase does for a shape
 // it cannot map.

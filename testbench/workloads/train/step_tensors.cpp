@@ -12,8 +12,8 @@ uint64_t pages(uint64_t bytes) { return (bytes + PAGE - 1) / PAGE * PAGE; }
 }  // namespace
 
 step_tensors::step_tensors(const layer_plan& lp, numerics::dtype t, uint32_t stage, uint32_t stages, uint32_t layers,
-                           uint64_t micro_batches, uint64_t first, uint64_t last)
-    : m_t(t), m_stage(stage), m_stages(stages), m_layers(layers), m_next(pages(first)), m_last(last) {
+                           uint64_t micro_batches, uint64_t first, uint64_t last, bool stack)
+    : m_t(t), m_stage(stage), m_stages(stages), m_layers(layers), m_stack(stack), m_next(pages(first)), m_last(last) {
     const uint64_t esz = numerics::size_of(t);
     const std::vector<tensor_decl>* decls[3] = {&lp.layer_tensors, &lp.head_tensors, &lp.embed_tensors};
     for (int k = 0; k < 3; ++k) {
@@ -32,9 +32,9 @@ step_tensors::step_tensors(const layer_plan& lp, numerics::dtype t, uint32_t sta
     for (const auto& d : lp.layer_tensors)
         if (d.scope == tensor_scope::table) m_tables[d.name] = take(d.rows * d.cols * esz, "RoPE table " + d.name);
     for (const auto& d : lp.embed_tensors)
-        if (stage == 0 && d.scope == tensor_scope::input) m_tables[d.name] = take(d.rows * d.cols * esz, "embedding " + d.name);
+        if (stage == 0 && !stack && d.scope == tensor_scope::input) m_tables[d.name] = take(d.rows * d.cols * esz, "embedding " + d.name);
     // Flat buffers: every layer's, then the ends' (embedding weights first, then the head's).
-    const bool first_stage = stage == 0, last_stage = stage + 1 == stages;
+    const bool first_stage = stage == 0 && !stack, last_stage = stage + 1 == stages && !stack;
     m_head_in_ends = first_stage ? m_parts[int(step_part::embed)].params : 0;
     auto flat_of = [&](uint64_t params, const std::string& what) {
         flat_buffers f;
@@ -111,7 +111,7 @@ placed_tensor step_tensors::weight(step_part part, uint32_t layer, const std::st
 }
 
 placed_tensor step_tensors::at(step_part part, uint32_t layer, uint32_t mb, const std::string& name) {
-    const bool first_stage = m_stage == 0, last_stage = m_stage + 1 == m_stages;
+    const bool first_stage = m_stage == 0 && !m_stack, last_stage = m_stage + 1 == m_stages && !m_stack;
     auto& pl = m_parts[int(part)];
     auto it = pl.decl.find(name);
     if (it == pl.decl.end() && name.size() > 1 && name[0] == 'd') {  // a weight's gradient

@@ -14,6 +14,9 @@
 // first stage, the received activations on the others), "dy" the layer above's "dx" (the last layer: the head's
 // "dx" on the last stage, the received gradients on the others); layer 0's "dx" on a stage after the first is the
 // buffer sent back. The head's "x" is the last layer's "y".
+//
+// The decoder stack alone (`stack`: no embedding, no head, as the functional check runs it) takes every stage's
+// input activations and output gradients as received, and sends back the input gradients from the first stage too.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -38,7 +41,7 @@ class step_tensors {
 public:
     // Stage `stage` of `stages`, `layers` layers on the stage, `micro_batches` of them; HBM offsets [first, last).
     step_tensors(const layer_plan& lp, numerics::dtype t, uint32_t stage, uint32_t stages, uint32_t layers,
-                 uint64_t micro_batches, uint64_t first, uint64_t last);
+                 uint64_t micro_batches, uint64_t first, uint64_t last, bool stack = false);
 
     // A tensor of layer `layer` (part layer), of the head or of the embedding, of micro-batch mb, by the name the
     // plan gives it (a weight's gradient: "d" + the weight's name). Takes the activation block when first named.
@@ -74,6 +77,7 @@ private:
 
     numerics::dtype m_t;
     uint32_t m_stage, m_stages, m_layers;
+    bool m_stack;
     uint64_t m_next, m_last, m_blocks_taken = 0;
     part_layout m_parts[3];
     uint64_t m_head_in_ends = 0;  // the head's weights' element offset in the ends' flat buffers

@@ -1,9 +1,11 @@
 #include "testbench/workloads/train/whole_step.h"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 
@@ -11,6 +13,8 @@
 #include "models/core/neuron_core.h"
 #include "platforms/single_chip/chip.h"
 #include "testbench/chip_probe.h"
+#include "testbench/verification/golden/golden_transformer.h"
+#include "testbench/stimulus.h"
 #include "testbench/workloads/collective/collective_run.h"
 #include "testbench/workloads/collective/lowering.h"
 #include "testbench/workloads/gemm/gemm.h"
@@ -149,6 +153,227 @@ void check_whole(const platform::platform_config& cfg, const model_spec& m, cons
 
 namespace {
 
+// --- the functional check of the decoder stack (whole_options::check) -------------------------------------------
+
+namespace golden = tb::golden;
+
+// x as dtype t stores it.
+double stored(double x, numerics::dtype t) {
+    float f = float(x);
+    uint8_t b[4];
+    numerics::encode(t, &f, b, 1);
+    numerics::decode(t, b, &f, 1);
+    return f;
+}
+
+// The data of a checked step (seeded) and its FP64 reference: the whole model's weights (every layer's full
+// matrices; a chip holds its tensor-parallel shard), Adam's moments, RoPE's tables, every replica's input activations
+// and output gradient; the reference's outputs, input gradients, gradients summed over the replicas and the Adam
+// updates.
+class stack_check {
+public:
+    stack_check(const model_spec& m, const parallel_plan& p, const layer_plan& lp, uint64_t seed)
+        : m(m), p(p), lp(lp), T(uint64_t(p.micro_batch) * m.seq), H(m.hidden), d(m.head_dim()),
+          h(m.heads / p.tp), F(m.ffn / p.tp) {
+        tb::rng g(seed * 0x9E3779B97F4A7C15ull + 42);
+        auto rnd = [&](uint32_t rows, uint32_t cols, double lo, double hi, bool model_dtype) {
+            golden::mat a(rows, cols);
+            for (auto& v : a.v) v = lo + (hi - lo) * g.uniform(), v = model_dtype ? stored(v, m.dtype) : double(float(v));
+            return a;
+        };
+        const double a = 1.0 / std::sqrt(double(H)), ao = 1.0 / std::sqrt(double(m.heads * d)), af = 1.0 / std::sqrt(double(m.ffn));
+        const uint32_t qd = m.heads * d, kd = m.kv_heads * d;
+        // RoPE: position i of a sequence, frequency base^(-2k/d) for column k of each half of a head.
+        golden::mat cs(m.seq, d), sn(m.seq, d);
+        for (uint32_t i = 0; i < m.seq; ++i)
+            for (uint32_t o = 0; o < d; ++o) {
+                const double ang = i * std::pow(10000.0, -2.0 * (o % (d / 2)) / d);
+                cs(i, o) = stored(std::cos(ang), m.dtype), sn(i, o) = stored(std::sin(ang), m.dtype);
+            }
+        for (uint32_t l = 0; l < m.layers; ++l) {
+            golden::decoder_weights w;
+            w.wq = rnd(H, qd, -a, a, true), w.wk = rnd(H, kd, -a, a, true), w.wv = rnd(H, kd, -a, a, true);
+            w.wo = rnd(qd, H, -ao, ao, true), w.w1 = rnd(H, m.ffn, -a, a, true), w.w3 = rnd(H, m.ffn, -a, a, true);
+            w.w2 = rnd(m.ffn, H, -af, af, true), w.g1 = rnd(1, H, 0.8, 1.2, true), w.g2 = rnd(1, H, 0.8, 1.2, true);
+            w.kv_heads = m.kv_heads, w.rope_cos = cs, w.rope_sin = sn;
+            weights.push_back(w);
+            golden::decoder_weights mo = w, ve = w;  // Adam's moments, FP32, in the weights' shapes
+            for (auto f : {&golden::decoder_weights::wq, &golden::decoder_weights::wk, &golden::decoder_weights::wv,
+                            &golden::decoder_weights::wo, &golden::decoder_weights::w1, &golden::decoder_weights::w3,
+                            &golden::decoder_weights::w2, &golden::decoder_weights::g1, &golden::decoder_weights::g2}) {
+                mo.*f = rnd((w.*f).rows, (w.*f).cols, -1e-3, 1e-3, false);
+                ve.*f = rnd((w.*f).rows, (w.*f).cols, 0.0, 1e-6, false);
+            }
+            moment1.push_back(mo), moment2.push_back(ve);
+        }
+        for (uint32_t r = 0; r < p.dp; ++r) x.push_back(rnd(uint32_t(T), H, -1, 1, true)), dy.push_back(rnd(uint32_t(T), H, -1, 1, true));
+        reference();
+    }
+
+    // Writes a chip's data: stage st (its layers from layer st * LS), replica r, tensor-parallel rank t.
+    void stage(platform::chip& chip, uint64_t base, step_tensors& mem, uint32_t st, uint32_t LS, uint32_t r, uint32_t t,
+               bool first, bool last) const {
+        for (uint32_t l = 0; l < LS; ++l) {
+            const auto& f = mem.flat(l);
+            const auto& w = weights[st * LS + l];
+            const std::vector<double> wf = flat_of(w, t);
+            write(chip, base + f.w, wf, m.dtype);
+            write(chip, base + f.master, wf, numerics::dtype::fp32);
+            write(chip, base + f.m, flat_of(moment1[st * LS + l], t), numerics::dtype::fp32);
+            write(chip, base + f.v, flat_of(moment2[st * LS + l], t), numerics::dtype::fp32);
+        }
+        // RoPE's tables over the chip's q|k columns (its heads, then its key heads), sin negated for the backward.
+        const uint64_t qk = (h + m.kv_heads / p.tp) * d;
+        std::vector<double> c(T * qk), sn(T * qk), ns(T * qk);
+        const auto& w0 = weights[0];
+        for (uint64_t i = 0; i < T; ++i)
+            for (uint64_t k = 0; k < qk; ++k) {
+                const uint32_t pos = uint32_t(i % m.seq), o = uint32_t(k % d);
+                c[i * qk + k] = w0.rope_cos(pos, o), sn[i * qk + k] = w0.rope_sin(pos, o), ns[i * qk + k] = -sn[i * qk + k];
+            }
+        write(chip, base + mem.at(step_part::layer, 0, 0, "cos").addr, c, m.dtype);
+        write(chip, base + mem.at(step_part::layer, 0, 0, "sin").addr, sn, m.dtype);
+        write(chip, base + mem.at(step_part::layer, 0, 0, "nsin").addr, ns, m.dtype);
+        if (first) write(chip, base + mem.received(0), x[r].v, m.dtype);
+        if (last) write(chip, base + mem.received_grad(0), dy[r].v, m.dtype);
+    }
+
+    // Compares a chip's results with the reference: its output (last stage: at y_addr), its input gradient (first
+    // stage), every layer's reduced gradients and Adam's update of its master weights.
+    void verify(platform::chip& chip, uint64_t base, step_tensors& mem, uint32_t chip_id, uint32_t st, uint32_t LS,
+                uint32_t r, uint32_t t, bool first, bool last, uint64_t y_addr, whole_result& res) const {
+        const double u = numerics::dtype::fp32 == m.dtype ? 0x1.0p-24 : m.dtype == numerics::dtype::fp16 ? 0x1.0p-11 : 0x1.0p-8;
+        const std::string c = "chip " + std::to_string(chip_id) + " ";
+        // Tolerances (normwise): the single-core decoder's for FP32 engine math and activation approximations (2e-5
+        // forward, 1e-4 backward), plus the model dtype's rounding of every stored intermediate (u: half an ulp), a few
+        // u a layer as measured (BF16, 2 layers: output 1.9 u, gradients up to 2 u).
+        const double fwd = 3.0 * u * m.layers + 2e-5, bwd = 5.0 * u * m.layers + 1e-4;
+        if (last) compare(res, c + "output", read(chip, base + y_addr, T * H, m.dtype), y[r].v, fwd);
+        if (first) compare(res, c + "input gradient", read(chip, base + mem.sent_grad(0), T * H, m.dtype), dx[r].v, bwd);
+        for (uint32_t l = 0; l < LS; ++l) {
+            const uint32_t gl = st * LS + l;
+            const auto& f = mem.flat(l);
+            const std::string at = c + "layer " + std::to_string(gl) + " ";
+            const std::vector<double> g = read(chip, base + f.g, f.params, m.dtype);
+            compare(res, at + "gradients", g, flat_of(grads[gl], t), bwd);
+            // Adam from the gradients the chip reduced (checked above), as the phases are checked on their inputs.
+            std::vector<double> p0 = flat_of(weights[gl], t), pw = p0, m1 = flat_of(moment1[gl], t),
+                                m2 = flat_of(moment2[gl], t);
+            adam_reference(pw, m1, m2, g);
+            std::vector<double> got = read(chip, base + f.master, f.params, numerics::dtype::fp32);
+            double pmax = 0;
+            for (size_t i = 0; i < p0.size(); ++i) got[i] -= p0[i], pw[i] -= p0[i], pmax = std::max(pmax, std::fabs(p0[i]));
+            // The update: lr-sized (it would vanish in the weights' own error); plus the FP32 rounding of p'.
+            double umax = 0;
+            for (double v : pw) umax = std::max(umax, std::fabs(v));
+            compare(res, at + "Adam update", got, pw, 1e-4 + (umax > 0 ? 2.0 * pmax * 0x1.0p-24 / umax : 0.0));
+        }
+    }
+
+private:
+    void reference() {
+        const uint32_t S = m.seq;
+        grads.assign(m.layers, golden::decoder_weights{});
+        for (uint32_t l = 0; l < m.layers; ++l) grads[l] = zero_like(weights[l]);
+        for (uint32_t r = 0; r < p.dp; ++r) {
+            y.emplace_back(uint32_t(T), H), dx.emplace_back(uint32_t(T), H);
+            for (uint32_t b = 0; b < p.micro_batch; ++b) {
+                std::vector<golden::mat> xs{rows(x[r], b * S, S)};
+                for (uint32_t l = 0; l < m.layers; ++l)
+                    xs.push_back(golden::decoder(xs[l], weights[l], m.heads, true, 1e-5, nullptr, nullptr));
+                put_rows(y[r], xs.back(), b * S);
+                golden::mat g = rows(dy[r], b * S, S);
+                for (uint32_t l = m.layers; l-- > 0;) {
+                    golden::decoder_grads gr;
+                    golden::decoder(xs[l], weights[l], m.heads, true, 1e-5, &g, &gr);
+                    auto& s = grads[l];
+                    acc(s.wq, gr.dwq), acc(s.wk, gr.dwk), acc(s.wv, gr.dwv), acc(s.wo, gr.dwo), acc(s.w1, gr.dw1);
+                    acc(s.w3, gr.dw3), acc(s.w2, gr.dw2), acc(s.g1, gr.dg1), acc(s.g2, gr.dg2);
+                    g = gr.dx;
+                }
+                put_rows(dx[r], g, b * S);
+            }
+        }
+    }
+    static golden::decoder_weights zero_like(const golden::decoder_weights& w) {
+        golden::decoder_weights z;
+        z.wq = golden::mat(w.wq.rows, w.wq.cols), z.wk = golden::mat(w.wk.rows, w.wk.cols);
+        z.wv = golden::mat(w.wv.rows, w.wv.cols), z.wo = golden::mat(w.wo.rows, w.wo.cols);
+        z.w1 = golden::mat(w.w1.rows, w.w1.cols), z.w3 = golden::mat(w.w3.rows, w.w3.cols);
+        z.w2 = golden::mat(w.w2.rows, w.w2.cols), z.g1 = golden::mat(1, w.g1.cols), z.g2 = golden::mat(1, w.g2.cols);
+        return z;
+    }
+    static void acc(golden::mat& a, const golden::mat& b) {
+        for (size_t i = 0; i < a.v.size(); ++i) a.v[i] += b.v[i];
+    }
+    static golden::mat rows(const golden::mat& a, uint32_t r0, uint32_t n) {
+        golden::mat o(n, a.cols);
+        std::copy(a.v.begin() + uint64_t(r0) * a.cols, a.v.begin() + uint64_t(r0 + n) * a.cols, o.v.begin());
+        return o;
+    }
+    static void put_rows(golden::mat& a, const golden::mat& b, uint32_t r0) {
+        std::copy(b.v.begin(), b.v.end(), a.v.begin() + uint64_t(r0) * a.cols);
+    }
+    // A layer's tensors (weights, gradients or moments) as tensor-parallel rank t holds them: its shard of every
+    // weight (layer_plan.h: qkv its query heads' columns then its key and value heads'; gate|up its columns of each;
+    // the output and down projections' rows), in the order the plan declares the weights.
+    std::vector<double> flat_of(const golden::decoder_weights& w, uint32_t t) const {
+        const uint64_t hd = h * d, kvd = uint64_t(m.kv_heads / p.tp) * d;
+        std::vector<double> out;
+        for (const auto& dcl : lp.layer_tensors) {
+            if (dcl.scope != tensor_scope::weight) continue;
+            for (uint32_t i = 0; i < dcl.rows; ++i)
+                for (uint32_t c = 0; c < dcl.cols; ++c) {
+                    const std::string& n = dcl.name;
+                    double v = 0;
+                    if (n == "wqkv") v = c < hd ? w.wq(i, uint32_t(t * hd + c)) : c < hd + kvd ? w.wk(i, uint32_t(t * kvd + c - hd))
+                                                                                     : w.wv(i, uint32_t(t * kvd + c - hd - kvd));
+                    else if (n == "wo") v = w.wo(uint32_t(t * hd + i), c);
+                    else if (n == "wgu") v = c < F ? w.w1(i, uint32_t(t * F + c)) : w.w3(i, uint32_t(t * F + c - F));
+                    else if (n == "wd") v = w.w2(uint32_t(t * F + i), c);
+                    else if (n == "g1") v = w.g1(0, c);
+                    else if (n == "g2") v = w.g2(0, c);
+                    else throw std::logic_error("stack check: weight " + n);
+                    out.push_back(v);
+                }
+        }
+        return out;
+    }
+    static void write(platform::chip& chip, uint64_t addr, const std::vector<double>& v, numerics::dtype t) {
+        std::vector<float> f(v.begin(), v.end());
+        std::vector<uint8_t> raw(f.size() * numerics::size_of(t));
+        numerics::encode(t, f.data(), raw.data(), f.size());
+        chip.host_write(addr, raw.data(), raw.size());
+    }
+    static std::vector<double> read(platform::chip& chip, uint64_t addr, uint64_t n, numerics::dtype t) {
+        std::vector<uint8_t> raw(n * numerics::size_of(t));
+        chip.host_read(addr, raw.data(), raw.size());
+        std::vector<float> f(n);
+        numerics::decode(t, raw.data(), f.data(), n);
+        return {f.begin(), f.end()};
+    }
+    static void compare(whole_result& res, const std::string& name, const std::vector<double>& got,
+                        const std::vector<double>& want, double tolerance) {
+        double err = 0, mx = 0;
+        for (size_t i = 0; i < want.size(); ++i) {
+            err = std::max(err, std::isfinite(got[i]) ? std::fabs(got[i] - want[i]) : INFINITY);
+            mx = std::max(mx, std::fabs(want[i]));
+        }
+        whole_check c{name, mx > 0 ? err / mx : err, tolerance, false};
+        c.pass = c.rel_err <= c.tolerance;
+        res.pass = res.pass && c.pass;
+        res.checks.push_back(c);
+    }
+
+    const model_spec& m;
+    const parallel_plan& p;
+    const layer_plan& lp;
+    const uint64_t T;
+    const uint32_t H, d, h, F;
+    std::vector<golden::decoder_weights> weights, moment1, moment2, grads;
+    std::vector<golden::mat> x, dy, y, dx;  // per replica: input, output gradient; the reference's output, input gradient
+};
+
 using per_chip = std::vector<op_id>;               // an operation's id on every chip (NONE off its stage)
 using after_ids = std::vector<std::vector<op_id>>;  // per chip: what an operation waits for
 
@@ -157,13 +382,14 @@ class whole_builder {
 public:
     whole_builder(const platform::platform_config& cfg_in, const model_spec& m, const parallel_plan& p,
                   const whole_options& opt)
-        : cfg(timing_only(cfg_in)), cc(cfg.chip), mc(cfg.multichip), m(m), p(p), opt(opt), n(mc.chips()),
+        : cfg(with_data(cfg_in, opt.check)), cc(cfg.chip), mc(cfg.multichip), m(m), p(p), opt(opt), n(mc.chips()),
           lp(plan_layer(m, p)), L(m.layers), M(p.micro_batches(m)), S(p.pp), LS(L / S),
-          groups(groups_of(snake_placement(mc.topo), p)),
+          groups(groups_of(snake_placement(mc.topo), p)), stack(opt.stack || opt.check),
           seq(sequence_layout(cc, n, cc.hbm_base + cc.hbm.capacity_bytes - PAGE)) {
         const uint64_t first = place_regions();
         for (uint32_t st = 0; st < S; ++st)
-            mem.emplace_back(lp, m.dtype, st, S, LS, M, first, cc.hbm.capacity_bytes - PAGE);
+            mem.emplace_back(lp, m.dtype, st, S, LS, M, first, cc.hbm.capacity_bytes - PAGE, stack);
+        if (opt.check) check.emplace(m, p, lp, opt.seed);
     }
 
     void add_passes();
@@ -171,9 +397,10 @@ public:
     whole_result run(std::chrono::steady_clock::time_point t0);
 
 private:
-    static platform::platform_config timing_only(const platform::platform_config& c) {
-        platform::platform_config t = c;  // timing-only, as the composed step's simulations
-        platform::set_functional(t, false);
+    // Timing-only, as the composed step's simulations; functional for a checked step.
+    static platform::platform_config with_data(const platform::platform_config& c, bool functional) {
+        platform::platform_config t = c;
+        platform::set_functional(t, functional);
         return t;
     }
     static tb::sequence_layout sequence_layout(const platform::chip_config& cc, uint32_t n, uint64_t signal_word) {
@@ -232,6 +459,9 @@ private:
     const plan_groups groups;  // per stage: its chips, tp groups, dp groups; the pipeline pairs
     uint64_t coll_base[4] = {0, 0, 0, 0};  // each stream's collective region (offset from the HBM base)
     std::vector<step_tensors> mem;  // per stage: where its tensors lie
+    const bool stack;                  // whole_options::stack or check: the decoder stack alone
+    std::optional<stack_check> check;  // whole_options::check: the data and the reference
+    std::vector<uint64_t> output_at;   // per stage: where micro-batch 0's output lay (the check reads it)
     tb::op_sequence seq;
     std::vector<op_meta> meta;
     std::vector<std::vector<per_chip>> recv_fwd, recv_bwd;  // the sends into each stage, per micro-batch
@@ -419,6 +649,7 @@ void whole_builder::add_passes() {
     recv_bwd.assign(S, std::vector<per_chip>(M));
     last_bucket.assign(S, {});
     stage_last.assign(S, {});
+    output_at.assign(S, 0);
     const bool dp = p.dp > 1;
     for (const auto& ev : order) {
         const uint32_t st = ev.stage, mb = ev.mb;
@@ -431,17 +662,18 @@ void whole_builder::add_passes() {
         auto layer_name = [&](uint32_t l) { return "L" + std::to_string(st * LS + l) + " "; };
         if (ev.kind == 'F') {
             if (st > 0) waits_on(recv_fwd[st][mb]);
-            if (st == 0)
+            const bool ends = !stack;  // the decoder stack alone has no embedding and no head
+            if (st == 0 && ends)
                 for (const auto& o : lp.embed_fwd) last = run_op({st, step_part::embed, 0, mb}, o, "", false, first_after);
             for (uint32_t l = 0; l < LS; ++l)
                 for (const auto& o : lp.fwd)
                     last = run_op({st, step_part::layer, l, mb}, o, layer_name(l), false, first_after);
-            if (st == S - 1)
+            if (st == S - 1 && ends)
                 for (const auto& o : lp.head_fwd) last = run_op({st, step_part::head, 0, mb}, o, "", false, first_after);
             if (st + 1 < S) recv_fwd[st + 1][mb] = send(st, st + 1, last, mb, true);
         } else {
             if (st + 1 < S) waits_on(recv_bwd[st][mb]);
-            if (st == S - 1)
+            if (st == S - 1 && !stack)
                 for (const auto& o : lp.head_bwd) last = run_op({st, step_part::head, 0, mb}, o, "", true, first_after);
             for (uint32_t l = LS; l-- > 0;) {
                 for (const auto& o : lp.bwd)
@@ -449,6 +681,7 @@ void whole_builder::add_passes() {
                 if (dp && mb + 1 == M) bucket(st, l, last, "bucket layer " + std::to_string(st * LS + l));
             }
             if (st > 0) recv_bwd[st - 1][mb] = send(st, st - 1, last, mb, false);
+            if (mb == 0) output_at[st] = mem[st].at(step_part::layer, LS - 1, 0, "y").addr;
             mem[st].release(mb);  // the stage is done with the micro-batch's activations
         }
         stage_last[st] = last;
@@ -460,7 +693,7 @@ void whole_builder::add_passes() {
 void whole_builder::add_buckets_and_adam() {
     const bool dp = p.dp > 1;
     for (uint32_t st = 0; st < S; ++st) {
-        const uint64_t ends = (st == 0 ? 1 : 0) + (st == S - 1 ? 1 : 0);
+        const uint64_t ends = stack ? 0 : (st == 0 ? 1 : 0) + (st == S - 1 ? 1 : 0);
         if (dp && ends)
             bucket(st, LS, stage_last[st],
                    st == 0 && S > 1 ? "bucket embedding" : st == 0 ? "bucket embedding/head" : "bucket head");
@@ -527,8 +760,24 @@ whole_result whole_builder::run(std::chrono::steady_clock::time_point t0) {
         for (auto* k : all) done += k->finished();
         return std::to_string(done) + "/" + std::to_string(all.size()) + " cores finished the step";
     };
+    if (check)
+        for (uint32_t st = 0; st < S; ++st)
+            for (uint32_t d = 0; d < p.dp; ++d)
+                for (uint32_t t = 0; t < p.tp; ++t)
+                    check->stage(*plat.full_chip(groups.tp[st][d][t]), cc.hbm_base, mem[st], st, LS, d, t, st == 0,
+                                 st == S - 1);
     r.wall_s = tb::run_to_completion(probe, opt.sim);
     measure(r, begin, end, plat);
+    if (check) {
+        r.checked = r.pass = true;
+        for (uint32_t st = 0; st < S; ++st)
+            for (uint32_t d = 0; d < p.dp; ++d)
+                for (uint32_t t = 0; t < p.tp; ++t) {
+                    const uint32_t c = groups.tp[st][d][t];
+                    check->verify(*plat.full_chip(c), cc.hbm_base, mem[st], c, st, LS, d, t, st == 0, st == S - 1,
+                                  output_at[st], r);
+                }
+    }
     return r;
 }
 
@@ -595,6 +844,15 @@ whole_result run_whole_step(const platform::platform_config& cfg, const model_sp
                             const whole_options& opt) {
     const auto t0 = std::chrono::steady_clock::now();
     check_whole(cfg, m, p);
+    if (opt.check && p.micro_batches(m) != 1)
+        throw std::invalid_argument("--whole --check runs one micro-batch per replica (gradients are not yet "
+                                    "accumulated over micro-batches): --global-batch must be " +
+                                    std::to_string(uint64_t(p.dp) * p.micro_batch) + " (dp x --micro-batch), not " +
+                                    std::to_string(m.global_batch));
+    if (opt.check && m.kv_heads != m.heads)
+        throw std::invalid_argument("--whole --check: model " + m.name + " has grouped-query attention (" +
+                                    std::to_string(m.kv_heads) + " key/value heads for " + std::to_string(m.heads) +
+                                    "): the key and value gradients of grouped heads are not yet summed");
     // The all-reduces run in place on the step's activations and gradient buckets.
     for (auto [what, a, used] : {std::tuple<const char*, collective::algo, bool>{"--tp-algo", opt.tp_algo, p.tp > 1},
                                  {"--dp-algo", opt.dp_algo, p.dp > 1}})

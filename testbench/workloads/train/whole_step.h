@@ -37,6 +37,24 @@ struct whole_options {
     tb::sim_options sim;
     // Called once the platform is built, before time 0 (a timeline attaches here).
     std::function<void(platform::multichip_platform&)> on_platform;
+    // The decoder stack alone: every layer's forward and backward, their all-reduces, sends, buckets and Adam; no
+    // embedding and no head (each replica's input activations and the gradient of the stack's output are given).
+    bool stack = false;
+    // A functional run of the decoder stack's step, checked: every layer's forward and backward on every chip, the
+    // tensor-parallel all-reduces, pipeline sends, gradient buckets and Adam, with data (no embedding and no head:
+    // each replica's input activations and the gradient of the stack's output are given, seeded), and every chip's
+    // output, input gradient, reduced gradients and weight updates compared with the FP64 model (golden decoder,
+    // the layers stacked, summed over the replicas' sequences). One micro-batch per replica, as many key/value heads
+    // as query heads (std::invalid_argument otherwise).
+    bool check = false;
+    uint64_t seed = 1;
+};
+
+// One compared tensor of a checked step: normwise error max |got - want| / max |want| against its tolerance.
+struct whole_check {
+    std::string name;  // "chip 3 layer 1 gradients", "chip 0 input gradient", ...
+    double rel_err = 0, tolerance = 0;
+    bool pass = false;
 };
 
 struct whole_span {
@@ -73,6 +91,8 @@ struct whole_result {
     uint64_t instructions = 0;          // over all chips and cores
     std::vector<whole_span> spans;      // every operation on every chip, in the order they were added
     double setup_wall_s = 0, wall_s = 0;
+    bool checked = false, pass = false;  // whole_options::check
+    std::vector<whole_check> checks;
     nlohmann::json to_json() const;
 };
 
