@@ -1,5 +1,6 @@
 #include "apps/train.h"
 
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -18,7 +19,7 @@ namespace trnsim::app {
 const char* TRAIN_USAGE = R"(trnsim train [--platform NAME | --config FILE] [--set key.path=value ...] [--config-dir DIR]
              --model NAME|FILE --dp D --tp T --pp P [--micro-batch B] [--global-batch G] [--steps N]
              [--tp-algo ring|bidir_ring] [--dp-algo ring|bidir_ring] [--no-replay [--max-host-gib G]] [--jobs J]
-             [--whole] [--timeline FILE.json] [--stats FILE.json] [--quiet]
+             [--whole [--check]] [--timeline FILE.json] [--stats FILE.json] [--quiet]
   one training step of a Llama-style model (configs/models: llama-7b, llama-70b, llama-7b-2layers, tiny; or a JSON
   file) on a server or cluster platform: tensor parallelism over T chips, pipeline parallelism over P stages (1F1B over the
   micro-batches), data parallelism over D replicas with the gradient all-reduce overlapping backward; D*T*P must
@@ -29,7 +30,10 @@ const char* TRAIN_USAGE = R"(trnsim train [--platform NAME | --config FILE] [--s
   a Chrome/Perfetto trace. --whole (full chips: --set chips.model=full) also simulates the step whole, every
   chip running its own instruction streams in one simulation (the gradient all-reduces beside the backward pass:
   --set chip.collective_reduce=dma), and compares it with the composed step; --timeline then records every chip's
-  engines and queues. defaults: --platform trn2-ultraserver-64 --micro-batch 1, the model's global batch,
+  engines and queues. --whole --check runs the decoder stack's step whole with data instead (every layer's forward
+  and backward with its all-reduces, sends, gradient buckets and Adam; no embedding or head: each replica's input
+  and output gradient seeded; one micro-batch per replica) and checks every chip's output, input gradient, reduced
+  gradients and Adam update against the FP64 model (exit 1 if one fails). defaults: --platform trn2-ultraserver-64 --micro-batch 1, the model's global batch,
   --tp-algo bidir_ring --dp-algo bidir_ring, --jobs = host cores. docs/training.md
 )";
 
@@ -41,7 +45,7 @@ std::string ms(double ns) { return fmt("%.3f ms", ns * 1e-6); }
 
 const option_set TRAIN_OPTIONS = {{"platform", "config", "set", "config-dir", "model", "dp", "tp", "pp", "micro-batch",
                                    "global-batch", "steps", "tp-algo", "dp-algo", "jobs", "timeline", "stats", "max-host-gib"},
-                                  {"no-replay", "quiet", "whole"},
+                                  {"no-replay", "quiet", "whole", "check"},
                                   {"set"}};
 
 int cmd_train(const args& a) {
@@ -73,6 +77,7 @@ int cmd_train(const args& a) {
     o.jobs = a.u32("jobs", std::max(1u, std::thread::hardware_concurrency()));
     if (o.jobs == 0 || o.jobs > 256) throw usage_error("--jobs: 1 .. 256");
     const bool whole = a.has("whole");
+    if (a.has("check") && !whole) throw usage_error("--check checks the step simulated whole: add --whole");
     if (!whole) o.timeline_file = a.str("timeline", "");
     try {
         o.tp_algo = collective::parse_algo(a.str("tp-algo", "bidir_ring"));
@@ -104,6 +109,7 @@ int cmd_train(const args& a) {
             obs = std::make_unique<observers>(a, wcfg, "trnsim train --whole");
             train::whole_options wo;
             wo.tp_algo = o.tp_algo, wo.dp_algo = o.dp_algo;
+            wo.check = a.has("check");
             wo.sim.wall_limit_s = a.wall_limit_s();
             if (o.quiet) wo.sim.progress_after_s = 0;
             wo.on_platform = [&](platform::multichip_platform& pl) { obs->attach_platform(pl); };
@@ -207,7 +213,27 @@ int cmd_train(const args& a) {
                "MiB)\n",
                r.wall_s, r.sim_wall_s, o.jobs, r.sim_peak_rss_what.c_str(), r.sim_peak_rss_mib);
     if (!o.timeline_file.empty()) out << "  timeline        " << o.timeline_file << "\n";
-    if (whole) {
+    if (whole && w.checked) {
+        out << fmt("  whole step      %s: the decoder stack (no embedding, no head) simulated whole on %s with data\n",
+                   ms(w.step_ns).c_str(), count_text(r.chips, "full chip").c_str());
+        // The worst of each kind of compared tensor over the chips.
+        std::vector<std::pair<std::string, train::whole_check>> worst;
+        for (const auto& c : w.checks) {
+            const std::string kind = c.name.find("Adam") != std::string::npos       ? "Adam updates"
+                                     : c.name.find("input gradient") != std::string::npos ? "input gradients"
+                                     : c.name.find("gradients") != std::string::npos      ? "reduced gradients"
+                                                                                          : "outputs";
+            auto it = std::find_if(worst.begin(), worst.end(), [&](const auto& x) { return x.first == kind; });
+            if (it == worst.end()) worst.emplace_back(kind, c);
+            else if (c.rel_err / c.tolerance > it->second.rel_err / it->second.tolerance) it->second = c;
+        }
+        out << fmt("  check           %s: %zu tensors of %s against the FP64 model (normwise error / tolerance, "
+                   "the worst of each kind):\n",
+                   w.pass ? "PASS" : "FAIL", w.checks.size(), count_text(r.chips, "chip").c_str());
+        for (const auto& [kind, c] : worst)
+            out << fmt("    %-18s %.3g / %.3g  %s (%s)\n", kind.c_str(), c.rel_err, c.tolerance,
+                       c.pass ? "ok" : "FAIL", c.name.c_str());
+    } else if (whole) {
         const double diff = r.step_ns / w.step_ns - 1;
         out << fmt("  whole step      %s simulated whole on %s (every chip's instruction streams in one simulation): "
                    "the composed step is %+.1f %% off it; %.0f tokens/s, MFU %.1f %%\n",
@@ -244,7 +270,7 @@ int cmd_train(const args& a) {
         if (whole) j["whole"] = w.to_json();
         write_file_atomic(a.str("stats", ""), j.dump(2) + "\n");
     }
-    return 0;
+    return w.checked && !w.pass ? 1 : 0;
 }
 
 }  // namespace trnsim::app

@@ -577,11 +577,12 @@ TEST_CASE("a step simulated whole runs every operation on every chip, gradient b
 }
 
 // The decoder stack's step run whole with data: every chip's output, input gradient, reduced gradients and Adam
-// updates against the FP64 model (a small decoder: 2 layers, hidden 128, 4 heads, ffn 256, seq 128).
+// updates against the FP64 model (a small decoder: 2 layers, hidden 128, 4 heads, ffn 256, seq 256: two heads a chip
+// at tp 2, whose GEMMs share cores).
 namespace {
 model_spec small_model(numerics::dtype t, uint64_t global_batch) {
     model_spec m = tiny();
-    m.name = "small", m.layers = 2, m.hidden = 128, m.heads = m.kv_heads = 4, m.ffn = 256, m.vocab = 512, m.seq = 128;
+    m.name = "small", m.layers = 2, m.hidden = 128, m.heads = m.kv_heads = 4, m.ffn = 256, m.vocab = 512, m.seq = 256;
     m.dtype = t, m.global_batch = global_batch;
     return m;
 }

@@ -31,13 +31,31 @@ using op_id = tb::op_sequence::op_id;
 
 constexpr uint64_t PAGE = 4096;
 
-// Appends program b to a on the same core: b's semaphores above a's, its instructions after a's in every queue.
-void append_program(core::core_program& a, core::core_program&& b) {
+// Appends program b to a on the same core: b's semaphores above a's, its instructions after a's in every queue, and
+// none of them started before the program appended last (its semaphores from `last_first`) has finished: they reuse
+// its SBUF buffers and PSUM accumulators (earlier programs finished before that one started). `last_first` becomes
+// b's first semaphore.
+void append_program(core::core_program& a, core::core_program&& b, uint32_t& last_first) {
     const uint32_t off = a.semaphores;
+    std::vector<core::sem_wait> join;  // the last program's semaphores at their final counts
+    {
+        std::vector<uint64_t> count(a.semaphores - last_first, 0);
+        auto tally = [&](const std::vector<core::instruction>& q) {
+            for (const auto& in : q)
+                if (in.signal >= int32_t(last_first)) ++count[size_t(in.signal) - last_first];
+        };
+        tally(a.te), tally(a.vector), tally(a.scalar);
+        for (const auto& q : a.dma) tally(q);
+        for (size_t i = 0; i < count.size(); ++i)
+            if (count[i]) join.push_back({uint32_t(last_first + i), count[i]});
+    }
     auto move_all = [&](std::vector<core::instruction>& to, std::vector<core::instruction>& from) {
+        bool first = true;
         for (auto& in : from) {
             for (auto& w : in.waits) w.sem += off;
             if (in.signal >= 0) in.signal += int32_t(off);
+            if (first) in.waits.insert(in.waits.end(), join.begin(), join.end());
+            first = false;
             to.push_back(std::move(in));
         }
     };
@@ -47,6 +65,7 @@ void append_program(core::core_program& a, core::core_program&& b) {
     if (a.dma.size() < b.dma.size()) a.dma.resize(b.dma.size());
     for (size_t q = 0; q < b.dma.size(); ++q) move_all(a.dma[q], b.dma[q]);
     a.semaphores += b.semaphores;
+    last_first = off;
 }
 
 struct op_meta {
@@ -62,9 +81,10 @@ std::vector<core::core_program> instances_side_by_side(const platform::chip_conf
                                                        uint32_t count,
                                                        const std::function<tb::gemm_layout(uint32_t)>& layout_of) {
     std::vector<core::core_program> out(cc.cores);
+    std::vector<uint32_t> last_first(cc.cores, 0);
     for (uint32_t j = 0; j < count; ++j) {
         auto progs = tb::compile_gemm(g, layout_of(j), cc, 0, j % cc.cores);
-        for (uint32_t k = 0; k < cc.cores; ++k) append_program(out[k], std::move(progs[k]));
+        for (uint32_t k = 0; k < cc.cores; ++k) append_program(out[k], std::move(progs[k]), last_first[k]);
     }
     return out;
 }
@@ -107,6 +127,9 @@ nlohmann::json whole_breakdown::to_json() const {
 nlohmann::json whole_result::to_json() const {
     nlohmann::json pc = nlohmann::json::array();
     for (const auto& b : per_chip) pc.push_back(b.to_json());
+    nlohmann::json ck = nlohmann::json::array();
+    for (const auto& c : checks)
+        ck.push_back({{"name", c.name}, {"rel_err", c.rel_err}, {"tolerance", c.tolerance}, {"pass", c.pass}});
     nlohmann::json sp = nlohmann::json::array();
     for (const auto& x : spans)
         sp.push_back({{"name", x.name}, {"kind", x.kind}, {"chip", x.chip}, {"micro_batch", x.micro_batch},
@@ -117,7 +140,7 @@ nlohmann::json whole_result::to_json() const {
             {"per_chip", pc}, {"stage_critical_chip", stage_critical},
             {"backward_end_ns", backward_end_ns}, {"dp_end_ns", dp_end_ns}, {"operations", operations},
             {"barrier_writes", barrier_writes}, {"instructions", instructions}, {"setup_wall_s", setup_wall_s},
-            {"wall_s", wall_s}, {"spans", sp}};
+            {"wall_s", wall_s}, {"spans", sp}, {"checked", checked}, {"pass", pass}, {"checks", ck}};
 }
 
 void check_whole(const platform::platform_config& cfg, const model_spec& m, const parallel_plan& p) {
