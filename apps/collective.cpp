@@ -257,7 +257,7 @@ int cmd_collective(const args& a) {
         throw usage_error("--timeline records the full chips' engines: add --set chips.model=full (light chips have none)");
     observers obs(a, cfg, "trnsim collective");
     tb::collective_options opt;
-    opt.on_platform = [&obs](platform::multichip_platform& p) { obs.attach_platform(p); };
+    opt.on_platform = [&obs](platform::multichip_platform& plat) { obs.attach_platform(plat); };
     opt.check = opt_check;
     opt.seed = a.u64("seed", 1);
     opt.sim.wall_limit_s = a.wall_limit_s();

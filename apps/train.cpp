@@ -32,8 +32,8 @@ const char* TRAIN_USAGE = R"(trnsim train [--platform NAME | --config FILE] [--s
   --set chip.collective_reduce=dma), and compares it with the composed step; --timeline then records every chip's
   engines and queues. --whole --check runs the decoder stack's step whole with data instead (every layer's forward
   and backward with its all-reduces, sends, gradient buckets and Adam; no embedding or head: each replica's input
-  and output gradient seeded; one micro-batch per replica) and checks every chip's output, input gradient, reduced
-  gradients and Adam update against the FP64 model (exit 1 if one fails). defaults: --platform trn2-ultraserver-64 --micro-batch 1, the model's global batch,
+  and output gradients seeded) and checks every chip's output, input gradients, reduced gradients (summed over the
+  micro-batches) and Adam update against the FP64 model (exit 1 if one fails). defaults: --platform trn2-ultraserver-64 --micro-batch 1, the model's global batch,
   --tp-algo bidir_ring --dp-algo bidir_ring, --jobs = host cores. docs/training.md
 )";
 
@@ -200,10 +200,11 @@ int cmd_train(const args& a) {
         }
     };
     table("decoder layer forward", r.layer_fwd);
-    table("decoder layer backward", r.layer_bwd);
+    const std::string acc = r.micro_batches > 1 ? " (the last micro-batch: its weight gradients accumulate)" : "";
+    table(("decoder layer backward" + acc).c_str(), r.layer_bwd);
     table("embedding (first stage)", r.embed_fwd);
     table("LM head forward (last stage)", r.head_fwd);
-    table("LM head backward (last stage)", r.head_bwd);
+    table(("LM head backward (last stage)" + acc).c_str(), r.head_bwd);
     out << fmt("  Adam            %s per layer (%s), %s embedding/head\n", time_str(r.adam_layer.ns).c_str(),
                r.adam_layer.what.c_str(), time_str(r.adam_head.ns).c_str());
     out << fmt("  sampling        %s: %llu simulations, %llu operation uses replayed from them (every chip of a "

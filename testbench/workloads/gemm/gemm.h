@@ -22,6 +22,10 @@ struct gemm_spec {
     bool a_rows = false;   // A stored M x K (not A^T)
     bool b_cols = false;   // B stored N x K (B^T, not B)
     numerics::dtype c_type = numerics::dtype::fp32;  // FP32 or the input dtype
+    // C += A B: every store of C is an accumulating DMA copy (dma_descriptor::reduce: dst := dst + src in c_type,
+    // FP32 arithmetic rounded once), reading C's old value as it writes the new one, as a weight gradient is summed
+    // over micro-batches in place.
+    bool c_accumulate = false;
     uint64_t a_pitch() const { return a_rows ? k : m; }  // elements per stored row
     uint64_t b_pitch() const { return b_cols ? k : n; }
 };

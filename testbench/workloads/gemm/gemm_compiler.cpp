@@ -277,7 +277,7 @@ private:
     }
 
     // Each accumulator to C once the block's last step's matmuls are done: FP32 straight from PSUM, another type
-    // through the Scalar Engine's cast into the accumulator's SBUF slot.
+    // through the Scalar Engine's cast into the accumulator's SBUF slot; with c_accumulate, added to C's old value.
     void store(uint32_t c, const std::vector<span>& ms, const std::vector<span>& ns) {
         auto& ct = cnt[c];
         const uint32_t last_b = uint32_t((ct.step - 1) % nbuf);
@@ -293,6 +293,7 @@ private:
                                                     uint64_t(ns[j].second) * 4, ms[i].second);
                     in.waits.push_back(done);
                     in.signal = int32_t(SEM_FREE + acc);
+                    if (g.c_accumulate) in.dma.reduce = g.c_type;
                     progs[c].dma[2].push_back(in);
                     ++ct.free[acc];
                     continue;
@@ -314,6 +315,7 @@ private:
                                                 ms[i].second);
                 in.waits.push_back({SEM_FREE + acc, ct.free[acc]});
                 in.signal = int32_t(SEM_CSTORE + acc);
+                if (g.c_accumulate) in.dma.reduce = g.c_type;
                 progs[c].dma[2].push_back(in);
                 ++ct.cstore[acc];
             }

@@ -37,6 +37,7 @@ gemm_operands make_operands(const gemm_spec& g) {
     const uint64_t es = numerics::size_of(g.dtype);
     if (g.a_rows) o.a_raw = transposed(o.a_raw, g.k, g.m, es);
     if (g.b_cols) o.b_raw = transposed(o.b_raw, g.k, g.n, es);
+    if (g.c_accumulate) o.c0 = random_tensor(g.c_type, g.m * g.n, g.seed * 104729 + 3, o.c0_raw);
     return o;
 }
 
@@ -46,6 +47,7 @@ void load_gemm(platform::chip& chip, const gemm_layout& layout, std::vector<core
     if (ops) {
         chip.host_write(layout.a_addr, ops->a_raw.data(), ops->a_raw.size());
         chip.host_write(layout.b_addr, ops->b_raw.data(), ops->b_raw.size());
+        if (!ops->c0_raw.empty()) chip.host_write(layout.c_addr, ops->c0_raw.data(), ops->c0_raw.size());
     }
     // End-to-end checksums: every load from A^T or B carries the checksum of what the host put there, so data
     // corrupted in HBM or on the way is caught by the engines (and stores are checked source against destination).
@@ -68,8 +70,9 @@ double chip_peak_tflops(const platform::chip_config& cc, numerics::dtype t) {
 
 gemm_bounds bounds_of(const gemm_spec& g, const gemm_layout& layout, const platform::chip_config& cc) {
     const double flops = 2.0 * double(g.m) * double(g.k) * double(g.n);
+    const uint64_t c_moved = layout.c_bytes * (g.c_accumulate ? 2 : 1);  // an accumulated C is read too
     return {flops / (chip_peak_tflops(cc, g.dtype) * 1e3),
-            double(layout.a_bytes + layout.b_bytes + layout.c_bytes) / cc.hbm.bandwidth_gbps};
+            double(layout.a_bytes + layout.b_bytes + c_moved) / cc.hbm.bandwidth_gbps};
 }
 
 void gemm_figures(gemm_result& r, const platform::chip_config& cc, const gemm_layout& layout, const std::string& chip) {
@@ -121,6 +124,8 @@ void check_gemm(gemm_result& r, platform::chip& chip, const gemm_layout& layout,
     std::vector<float> gold = golden_gemm(ops->at, ops->b, g.m, g.k, g.n, r.tiling.kt, 2, progress_after_s);
     if (g.c_type != numerics::dtype::fp32)  // the Scalar Engine's cast out of PSUM: round to nearest even
         for (float& v : gold) v = numerics::quantize(g.c_type, v);
+    if (g.c_accumulate)  // the accumulating store: C's old value plus the GEMM's, an FP32 sum rounded once to c_type
+        for (uint64_t i = 0; i < gold.size(); ++i) gold[i] = numerics::quantize(g.c_type, ops->c0[i] + gold[i]);
     for (uint64_t i = 0; i < c.size(); ++i) {
         if (std::memcmp(&c[i], &gold[i], 4) != 0) {
             if (r.mismatches == 0) {
@@ -141,7 +146,7 @@ void check_gemm(gemm_result& r, platform::chip& chip, const gemm_layout& layout,
     for (uint64_t s = 0; s < samples; ++s) idx[s] = samples == total ? s : (s * 2654435761ull + 12345) % total;
     const std::vector<double> refs = fp64_reference(ops->at, ops->b, g.m, g.k, g.n, idx);
     for (uint64_t s = 0; s < samples; ++s) {
-        const double ref = refs[s];
+        const double ref = refs[s] + (g.c_accumulate ? double(ops->c0[idx[s]]) : 0.0);
         double err = std::fabs(double(c[idx[s]]) - ref);
         r.max_abs_err = std::max(r.max_abs_err, err);
         if (std::fabs(ref) > 1e-3) r.max_rel_err = std::max(r.max_rel_err, err / std::fabs(ref));

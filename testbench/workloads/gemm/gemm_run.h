@@ -82,6 +82,8 @@ gemm_result run_gemm(const platform::platform_config& cfg, const gemm_spec& g, c
 struct gemm_operands {
     std::vector<uint8_t> a_raw, b_raw;
     std::vector<float> at, b;
+    std::vector<uint8_t> c0_raw;  // c_accumulate: C's value before the GEMM (seeded, dense M x N in c_type)
+    std::vector<float> c0;
 };
 gemm_operands make_operands(const gemm_spec& g);
 // Loads the operands (ops null: timing only, nothing stored) into the chip's HBM and the compiled programs into its

@@ -233,7 +233,22 @@ layer_plan plan_layer(const model_spec& m, const parallel_plan& p) {
     lp.layer_params_per_chip = H * qkv + h * d * H + 3 * H * F + 2 * H;
     lp.head_params_per_chip = V * H + H;
     lp.embed_params_per_chip = V * H;
+    // The operations that write a weight's gradient ("d" + a declared weight): a GEMM's C, a colsum's y.
+    auto mark = [](std::vector<layer_op>& ops, const std::vector<tensor_decl>& decls) {
+        for (auto& o : ops)
+            for (const auto& [role, od] : o.io)
+                if (role == (o.k == layer_op::kind::gemm ? "c" : "y"))
+                    for (const auto& w : decls)
+                        if (w.scope == tensor_scope::weight && od.tensor == "d" + w.name) o.gradient = true;
+    };
+    mark(lp.bwd, lp.layer_tensors);
+    mark(lp.head_bwd, lp.head_tensors);
     return lp;
+}
+
+std::vector<layer_op> accumulating(std::vector<layer_op> ops) {
+    for (auto& o : ops) o.accumulate = o.gradient;
+    return ops;
 }
 
 layer_op adam_op(uint64_t params, std::string name) {

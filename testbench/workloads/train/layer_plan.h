@@ -71,6 +71,10 @@ struct layer_op {
     // place).
     std::vector<std::pair<std::string, operand>> io;
     uint32_t heads = 1;      // count > 1: query heads per sequence (instance i is head i mod heads)
+    // Writes a weight's gradient (a wgrad GEMM's C, a gain gradient's colsum): summed over the micro-batches, the
+    // first micro-batch's backward stores it and the later ones add to it (accumulate: gemm_spec::c_accumulate,
+    // phase_spec::accumulate).
+    bool gradient = false, accumulate = false;
     double flops() const { return k == kind::gemm ? 2.0 * double(m) * double(kk) * double(n) * count : 0.0; }
 };
 
@@ -87,6 +91,9 @@ struct layer_plan {
 };
 
 layer_plan plan_layer(const model_spec& m, const parallel_plan& p);
+
+// The backward of a micro-batch after the first: ops with every gradient-writing operation accumulating.
+std::vector<layer_op> accumulating(std::vector<layer_op> ops);
 
 // The parameters of stage st's ends on one chip (of S stages): the embedding on the first, the head on the last.
 inline uint64_t ends_params(const layer_plan& lp, uint32_t st, uint32_t S) {

@@ -84,6 +84,14 @@ kind_def def_of(phase_kind k) {
     }
     throw std::logic_error("phase kind");
 }
+// The phase's tensors as s runs it: an accumulating colsum reads y as well as writing it.
+kind_def def_of(const phase_spec& s) {
+    kind_def kd = def_of(s.kind);
+    if (s.accumulate)
+        for (auto& t : kd.hbm)
+            if (t.role == 1) t.role = 2;
+    return kd;
+}
 
 struct hbm_tensor {
     tensor_def d;
@@ -135,7 +143,9 @@ phase_plan plan_phase(const platform::chip_config& cc, const phase_spec& s) {
     if (s.rope_dim && (s.kind != phase_kind::rope || s.rope_dim % 2 || s.cols % s.rope_dim))
         throw std::invalid_argument(what + ": a RoPE block of " + std::to_string(s.rope_dim) +
                                     " columns (a head) must be even and divide the row");
-    const kind_def kd = def_of(s.kind);
+    if (s.accumulate && s.kind != phase_kind::colsum)
+        throw std::invalid_argument(what + ": only a colsum accumulates into its output");
+    const kind_def kd = def_of(s);
     const uint32_t P = cc.core.sbuf.partitions, cores = cc.cores;
     const uint64_t dsz = numerics::size_of(s.dtype);
     auto esz = [&](bool fp32) { return fp32 ? 4 : dsz; };
@@ -426,7 +436,7 @@ core::core_program emit_core(const platform::chip_config& cc, const phase_spec& 
                 }
             }
             kb.unary(vop::copy, y, acc);  // to the model dtype
-            kb.copy(T("y"), y);
+            kb.copy(T("y"), y, s.accumulate);
             break;
         }
         case phase_kind::add:
@@ -577,7 +587,7 @@ tensors phase_reference(const phase_spec& s, const tensors& in) {
     }
     case phase_kind::copy: w["y"] = A("a"); break;
     case phase_kind::colsum: {
-        auto& y = w["y"] = std::vector<double>(C, 0.0);
+        auto& y = w["y"] = s.accumulate ? A("y") : std::vector<double>(C, 0.0);
         for (uint64_t i = 0; i < R; ++i)
             for (uint64_t c = 0; c < C; ++c) y[c] += A("x")[i * C + c];
         break;
@@ -716,7 +726,7 @@ void check_outputs(platform::chip& chip, const phase_spec& s, const phase_plan& 
 
 std::vector<phase_tensor_info> phase_tensors(const phase_spec& s, uint32_t partitions) {
     std::vector<phase_tensor_info> v;
-    for (const auto& d : def_of(s.kind).hbm) {
+    for (const auto& d : def_of(s).hbm) {
         phase_tensor_info t;
         t.name = d.name;
         t.read = d.role != 1, t.written = d.role != 0, t.fp32 = d.fp32;

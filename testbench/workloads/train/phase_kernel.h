@@ -46,6 +46,9 @@ struct phase_spec {
     // RoPE: the row is blocks of rope_dim columns (the heads of a q|k row), each rotated in its halves, column c of
     // a block paired with c + rope_dim / 2; 0: the whole row is one block. cos and sin are rows x cols tables.
     uint64_t rope_dim = 0;
+    // colsum: y += the sum of x's rows (an accumulating store, as a gain gradient is summed over micro-batches)
+    // instead of y = the sum.
+    bool accumulate = false;
     uint64_t seed = 1;        // functional runs: the inputs' seeded random values
     bool compile_only = false;  // build the programs (every mapping check) and return before simulating
 };

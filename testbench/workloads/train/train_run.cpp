@@ -42,15 +42,17 @@ struct sim_req {
         std::ostringstream o;
         o << kind << ' ' << op.m << ' ' << op.kk << ' ' << op.n << ' ' << op.count << ' ' << op.a_rows << op.b_cols
           << op.c_model << ' ' << int(op.phase) << ' ' << op.rows << ' ' << op.cols << ' ' << op.scale << ' '
-          << op.causal_block << ' ' << op.rope_dim << ' ' << offset << ' ' << bytes;
+          << op.causal_block << ' ' << op.rope_dim << ' ' << op.accumulate << ' ' << offset << ' ' << bytes;
         return o.str();
     }
     std::string what() const {
         std::ostringstream o;
         if (kind == "gemm")
             o << "gemm " << op.m << "x" << op.kk << "x" << op.n
-              << (op.count > 1 ? " x" + std::to_string(op.count) + " side by side" : "");
-        else if (kind == "phase") o << "phase " << name_of(op.phase) << " " << op.rows << "x" << op.cols;
+              << (op.count > 1 ? " x" + std::to_string(op.count) + " side by side" : "")
+              << (op.accumulate ? " accumulating" : "");
+        else if (kind == "phase")
+            o << "phase " << name_of(op.phase) << " " << op.rows << "x" << op.cols << (op.accumulate ? " accumulating" : "");
         else o << kind << " " << bytes << " B";
         return o.str();
     }
@@ -132,6 +134,7 @@ tb::gemm_spec gemm_of(const layer_op& o, numerics::dtype t) {
     g.m = o.m, g.k = o.kk, g.n = o.n, g.dtype = t;
     g.a_rows = o.a_rows, g.b_cols = o.b_cols;
     g.c_type = o.c_model ? t : numerics::dtype::fp32;
+    g.c_accumulate = o.accumulate;
     return g;
 }
 
@@ -139,6 +142,7 @@ phase_spec phase_of(const layer_op& o, numerics::dtype t) {
     phase_spec ps;
     ps.kind = o.phase, ps.rows = o.rows, ps.cols = o.cols, ps.dtype = t;
     ps.scale = o.scale, ps.causal_block = o.causal_block, ps.rope_dim = o.rope_dim;
+    ps.accumulate = o.accumulate;
     return ps;
 }
 
@@ -147,7 +151,7 @@ operand_use use_of(const layer_op& o, const std::string& role, numerics::dtype t
     if (o.k == layer_op::kind::gemm) {
         if (role == "a") u.rows = o.a_rows ? o.m : o.kk, u.cols = o.a_rows ? o.kk : o.m, u.read = true;
         else if (role == "b") u.rows = o.b_cols ? o.n : o.kk, u.cols = o.b_cols ? o.kk : o.n, u.read = true;
-        else if (role == "c") u.rows = o.m, u.cols = o.n, u.written = true, u.fp32 = !o.c_model;
+        else if (role == "c") u.rows = o.m, u.cols = o.n, u.written = true, u.read = o.accumulate, u.fp32 = !o.c_model;
         else throw std::logic_error("operation " + o.name + ": a GEMM has no operand '" + role + "'");
         return u;
     }
@@ -389,15 +393,17 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
     std::vector<std::vector<size_t>> adam(S);
     size_t send_req = 0;
     const bool dp = p.dp > 1;
+    // The backward of a micro-batch after the first adds to the gradients the earlier ones wrote.
+    const std::vector<layer_op> bwd_acc = accumulating(lp.bwd), head_bwd_acc = accumulating(lp.head_bwd);
     for (uint32_t s = 0; s < S; ++s) {
         for (uint64_t i = 0; i < M; ++i) {
             pass f, b;
             for (uint32_t l = 0; l < L; ++l) {
                 f.layers.push_back(uses_of(lp.fwd));
-                b.layers.push_back(uses_of(lp.bwd));
+                b.layers.push_back(uses_of(i == 0 ? lp.bwd : bwd_acc));
             }
             if (s == 0) f.embed = uses_of(lp.embed_fwd);
-            if (s == S - 1) f.head = uses_of(lp.head_fwd), b.head = uses_of(lp.head_bwd);
+            if (s == S - 1) f.head = uses_of(lp.head_fwd), b.head = uses_of(i == 0 ? lp.head_bwd : head_bwd_acc);
             fwd[s].push_back(std::move(f));
             bwd[s].push_back(std::move(b));
         }
@@ -541,9 +547,9 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
         return o;
     };
     r.layer_fwd = costs(fwd[0][0].layers[0]);
-    r.layer_bwd = costs(bwd[0][0].layers[0]);
+    r.layer_bwd = costs(bwd[0][M - 1].layers[0]);  // the last micro-batch: with M > 1, its gradients accumulate
     r.head_fwd = costs(fwd[S - 1][0].head);
-    r.head_bwd = costs(bwd[S - 1][0].head);
+    r.head_bwd = costs(bwd[S - 1][M - 1].head);
     r.embed_fwd = costs(fwd[0][0].embed);
     if (dp) {
         r.dp_bucket = cost({nullptr, buckets[0][0]});
@@ -592,7 +598,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
                 busy[s].total += t->total, busy[s].compute += t->compute;
                 busy[s].memory += t->memory, busy[s].tp += t->tp, busy[s].sync += t->sync;
             }
-            if (i == 0) {
+            if (i == M - 1) {  // the last micro-batch's (the backward of the others but the first alike)
                 r.stages[s].fwd_ns = f.total, r.stages[s].bwd_ns = b.total;
                 r.stages[s].compute_ns = f.compute + b.compute;
                 r.stages[s].memory_ns = f.memory + b.memory;

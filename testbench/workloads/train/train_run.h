@@ -77,7 +77,8 @@ struct op_cost {
 };
 
 struct stage_result {
-    double fwd_ns = 0, bwd_ns = 0;          // one micro-batch (all layers of the stage, head / embedding included)
+    double fwd_ns = 0, bwd_ns = 0;          // the last micro-batch (all layers of the stage, head / embedding
+                                            // included; its backward accumulates the gradients when M > 1)
     double compute_ns = 0, memory_ns = 0, tp_ns = 0;  // of fwd + bwd per micro-batch: compute-bound ops,
                                                       // memory-bound ops, tensor-parallel all-reduces
     double sync_ns = 0;                     // the barriers after those operations (one each)
@@ -122,7 +123,7 @@ struct train_result {
     double hbm_capacity_bytes = 0;          // per chip
     bool fits = true;                       // every stage's state and activations fit HBM
     std::vector<stage_result> stages;
-    std::vector<op_cost> layer_fwd, layer_bwd, head_fwd, head_bwd, embed_fwd;  // one layer / micro-batch
+    std::vector<op_cost> layer_fwd, layer_bwd, head_fwd, head_bwd, embed_fwd;  // one layer, the last micro-batch
     op_cost dp_bucket, dp_head_bucket, adam_layer, adam_head;
     uint64_t simulations = 0;               // sub-simulations run
     uint64_t replayed = 0;                  // operation uses served by replaying one of them

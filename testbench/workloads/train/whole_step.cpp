@@ -196,7 +196,7 @@ double stored(double x, numerics::dtype t) {
 class stack_check {
 public:
     stack_check(const model_spec& m, const parallel_plan& p, const layer_plan& lp, uint64_t seed)
-        : m(m), p(p), lp(lp), T(uint64_t(p.micro_batch) * m.seq), H(m.hidden), d(m.head_dim()),
+        : m(m), p(p), lp(lp), M(p.micro_batches(m)), T(uint64_t(p.micro_batch) * m.seq), H(m.hidden), d(m.head_dim()),
           h(m.heads / p.tp), F(m.ffn / p.tp) {
         tb::rng g(seed * 0x9E3779B97F4A7C15ull + 42);
         auto rnd = [&](uint32_t rows, uint32_t cols, double lo, double hi, bool model_dtype) {
@@ -229,7 +229,9 @@ public:
             }
             moment1.push_back(mo), moment2.push_back(ve);
         }
-        for (uint32_t r = 0; r < p.dp; ++r) x.push_back(rnd(uint32_t(T), H, -1, 1, true)), dy.push_back(rnd(uint32_t(T), H, -1, 1, true));
+        // Per replica, its micro-batches' rows one after another.
+        for (uint32_t r = 0; r < p.dp; ++r)
+            x.push_back(rnd(uint32_t(M * T), H, -1, 1, true)), dy.push_back(rnd(uint32_t(M * T), H, -1, 1, true));
         reference();
     }
 
@@ -257,12 +259,15 @@ public:
         write(chip, base + mem.at(step_part::layer, 0, 0, "cos").addr, c, m.dtype);
         write(chip, base + mem.at(step_part::layer, 0, 0, "sin").addr, sn, m.dtype);
         write(chip, base + mem.at(step_part::layer, 0, 0, "nsin").addr, ns, m.dtype);
-        if (first) write(chip, base + mem.received(0), x[r].v, m.dtype);
-        if (last) write(chip, base + mem.received_grad(0), dy[r].v, m.dtype);
+        for (uint64_t mb = 0; mb < M; ++mb) {
+            if (first) write(chip, base + mem.received(mb), slice(x[r], mb), m.dtype);
+            if (last) write(chip, base + mem.received_grad(mb), slice(dy[r], mb), m.dtype);
+        }
     }
 
-    // Compares a chip's results with the reference: its output (last stage: at y_addr), its input gradient (first
-    // stage), every layer's reduced gradients and Adam's update of its master weights.
+    // Compares a chip's results with the reference: its output (last stage: the last micro-batch's, at y_addr), its
+    // input gradient of every micro-batch (first stage), every layer's reduced gradients and Adam's update of its
+    // master weights.
     void verify(platform::chip& chip, uint64_t base, step_tensors& mem, uint32_t chip_id, uint32_t st, uint32_t LS,
                 uint32_t r, uint32_t t, bool first, bool last, uint64_t y_addr, whole_result& res) const {
         const double u = numerics::dtype::fp32 == m.dtype ? 0x1.0p-24 : m.dtype == numerics::dtype::fp16 ? 0x1.0p-11 : 0x1.0p-8;
@@ -270,15 +275,19 @@ public:
         // Tolerances (normwise): the single-core decoder's for FP32 engine math and activation approximations (2e-5
         // forward, 1e-4 backward), plus the model dtype's rounding of every stored intermediate (u: half an ulp), a few
         // u a layer as measured (BF16, 2 layers: output 1.9 u, gradients up to 2 u).
-        const double fwd = 3.0 * u * m.layers + 2e-5, bwd = 5.0 * u * m.layers + 1e-4;
-        if (last) compare(res, c + "output", read(chip, base + y_addr, T * H, m.dtype), y[r].v, fwd);
-        if (first) compare(res, c + "input gradient", read(chip, base + mem.sent_grad(0), T * H, m.dtype), dx[r].v, bwd);
+        // The weights' gradients are also summed over the micro-batches in the model dtype: one rounding (u) per
+        // micro-batch after the first.
+        const double fwd = 3.0 * u * m.layers + 2e-5, bwd = 5.0 * u * m.layers + 1e-4, acc = u * double(M - 1);
+        if (last) compare(res, c + "output", read(chip, base + y_addr, T * H, m.dtype), slice(y[r], M - 1), fwd);
+        for (uint64_t mb = 0; first && mb < M; ++mb)
+            compare(res, c + "input gradient" + (M > 1 ? " (micro-batch " + std::to_string(mb) + ")" : ""),
+                    read(chip, base + mem.sent_grad(mb), T * H, m.dtype), slice(dx[r], mb), bwd);
         for (uint32_t l = 0; l < LS; ++l) {
             const uint32_t gl = st * LS + l;
             const auto& f = mem.flat(l);
             const std::string at = c + "layer " + std::to_string(gl) + " ";
             const std::vector<double> g = read(chip, base + f.g, f.params, m.dtype);
-            compare(res, at + "gradients", g, flat_of(grads[gl], t), bwd);
+            compare(res, at + "gradients", g, flat_of(grads[gl], t), bwd + acc);
             // Adam from the gradients the chip reduced (checked above), as the phases are checked on their inputs.
             std::vector<double> p0 = flat_of(weights[gl], t), pw = p0, m1 = flat_of(moment1[gl], t),
                                 m2 = flat_of(moment2[gl], t);
@@ -299,13 +308,13 @@ private:
         grads.assign(m.layers, golden::decoder_weights{});
         for (uint32_t l = 0; l < m.layers; ++l) grads[l] = zero_like(weights[l]);
         for (uint32_t r = 0; r < p.dp; ++r) {
-            y.emplace_back(uint32_t(T), H), dx.emplace_back(uint32_t(T), H);
-            for (uint32_t b = 0; b < p.micro_batch; ++b) {
-                std::vector<golden::mat> xs{rows(x[r], b * S, S)};
+            y.emplace_back(uint32_t(M * T), H), dx.emplace_back(uint32_t(M * T), H);
+            for (uint64_t b = 0; b < M * p.micro_batch; ++b) {
+                std::vector<golden::mat> xs{rows(x[r], uint32_t(b * S), S)};
                 for (uint32_t l = 0; l < m.layers; ++l)
                     xs.push_back(golden::decoder(xs[l], weights[l], m.heads, true, 1e-5, nullptr, nullptr));
-                put_rows(y[r], xs.back(), b * S);
-                golden::mat g = rows(dy[r], b * S, S);
+                put_rows(y[r], xs.back(), uint32_t(b * S));
+                golden::mat g = rows(dy[r], uint32_t(b * S), S);
                 for (uint32_t l = m.layers; l-- > 0;) {
                     golden::decoder_grads gr;
                     golden::decoder(xs[l], weights[l], m.heads, true, 1e-5, &g, &gr);
@@ -314,7 +323,7 @@ private:
                     acc(s.w3, gr.dw3), acc(s.w2, gr.dw2), acc(s.g1, gr.dg1), acc(s.g2, gr.dg2);
                     g = gr.dx;
                 }
-                put_rows(dx[r], g, b * S);
+                put_rows(dx[r], g, uint32_t(b * S));
             }
         }
     }
@@ -333,6 +342,10 @@ private:
         golden::mat o(n, a.cols);
         std::copy(a.v.begin() + uint64_t(r0) * a.cols, a.v.begin() + uint64_t(r0 + n) * a.cols, o.v.begin());
         return o;
+    }
+    // Micro-batch mb's T rows of a replica's tensor.
+    std::vector<double> slice(const golden::mat& a, uint64_t mb) const {
+        return {a.v.begin() + int64_t(mb * T * a.cols), a.v.begin() + int64_t((mb + 1) * T * a.cols)};
     }
     static void put_rows(golden::mat& a, const golden::mat& b, uint32_t r0) {
         std::copy(b.v.begin(), b.v.end(), a.v.begin() + uint64_t(r0) * a.cols);
@@ -391,7 +404,7 @@ private:
     const model_spec& m;
     const parallel_plan& p;
     const layer_plan& lp;
-    const uint64_t T;
+    const uint64_t M, T;  // micro-batches per replica, tokens of one
     const uint32_t H, d, h, F;
     std::vector<golden::decoder_weights> weights, moment1, moment2, grads;
     std::vector<golden::mat> x, dy, y, dx;  // per replica: input, output gradient; the reference's output, input gradient
@@ -406,7 +419,7 @@ public:
     whole_builder(const platform::platform_config& cfg_in, const model_spec& m, const parallel_plan& p,
                   const whole_options& opt)
         : cfg(with_data(cfg_in, opt.check)), cc(cfg.chip), mc(cfg.multichip), m(m), p(p), opt(opt), n(mc.chips()),
-          lp(plan_layer(m, p)), L(m.layers), M(p.micro_batches(m)), S(p.pp), LS(L / S),
+          lp(plan_layer(m, p)), bwd_acc(accumulating(lp.bwd)), head_bwd_acc(accumulating(lp.head_bwd)), L(m.layers), M(p.micro_batches(m)), S(p.pp), LS(L / S),
           groups(groups_of(snake_placement(mc.topo), p)), stack(opt.stack || opt.check),
           seq(sequence_layout(cc, n, cc.hbm_base + cc.hbm.capacity_bytes - PAGE)) {
         const uint64_t first = place_regions();
@@ -476,6 +489,7 @@ private:
     const whole_options& opt;
     const uint32_t n;
     const layer_plan lp;
+    const std::vector<layer_op> bwd_acc, head_bwd_acc;  // the backward of a micro-batch after the first
     const uint32_t L;
     const uint64_t M;
     const uint32_t S, LS;  // stages, layers per stage
@@ -484,7 +498,8 @@ private:
     std::vector<step_tensors> mem;  // per stage: where its tensors lie
     const bool stack;                  // whole_options::stack or check: the decoder stack alone
     std::optional<stack_check> check;  // whole_options::check: the data and the reference
-    std::vector<uint64_t> output_at;   // per stage: where micro-batch 0's output lay (the check reads it)
+    std::vector<uint64_t> output_at;   // per stage: where the last micro-batch's output lies (the check reads it; the
+                                       // earlier ones' blocks were reused)
     tb::op_sequence seq;
     std::vector<op_meta> meta;
     std::vector<std::vector<per_chip>> recv_fwd, recv_bwd;  // the sends into each stage, per micro-batch
@@ -696,15 +711,17 @@ void whole_builder::add_passes() {
             if (st + 1 < S) recv_fwd[st + 1][mb] = send(st, st + 1, last, mb, true);
         } else {
             if (st + 1 < S) waits_on(recv_bwd[st][mb]);
+            // The first micro-batch's backward stores the weights' gradients, the later ones add to them.
             if (st == S - 1 && !stack)
-                for (const auto& o : lp.head_bwd) last = run_op({st, step_part::head, 0, mb}, o, "", true, first_after);
+                for (const auto& o : mb == 0 ? lp.head_bwd : head_bwd_acc)
+                    last = run_op({st, step_part::head, 0, mb}, o, "", true, first_after);
             for (uint32_t l = LS; l-- > 0;) {
-                for (const auto& o : lp.bwd)
+                for (const auto& o : mb == 0 ? lp.bwd : bwd_acc)
                     last = run_op({st, step_part::layer, l, mb}, o, layer_name(l), true, first_after);
                 if (dp && mb + 1 == M) bucket(st, l, last, "bucket layer " + std::to_string(st * LS + l));
             }
             if (st > 0) recv_bwd[st - 1][mb] = send(st, st - 1, last, mb, false);
-            if (mb == 0) output_at[st] = mem[st].at(step_part::layer, LS - 1, 0, "y").addr;
+            if (mb + 1 == M) output_at[st] = mem[st].at(step_part::layer, LS - 1, mb, "y").addr;
             mem[st].release(mb);  // the stage is done with the micro-batch's activations
         }
         stage_last[st] = last;
@@ -867,11 +884,6 @@ whole_result run_whole_step(const platform::platform_config& cfg, const model_sp
                             const whole_options& opt) {
     const auto t0 = std::chrono::steady_clock::now();
     check_whole(cfg, m, p);
-    if (opt.check && p.micro_batches(m) != 1)
-        throw std::invalid_argument("--whole --check runs one micro-batch per replica (gradients are not yet "
-                                    "accumulated over micro-batches): --global-batch must be " +
-                                    std::to_string(uint64_t(p.dp) * p.micro_batch) + " (dp x --micro-batch), not " +
-                                    std::to_string(m.global_batch));
     if (opt.check && m.kv_heads != m.heads)
         throw std::invalid_argument("--whole --check: model " + m.name + " has grouped-query attention (" +
                                     std::to_string(m.kv_heads) + " key/value heads for " + std::to_string(m.heads) +

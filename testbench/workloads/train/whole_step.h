@@ -44,8 +44,9 @@ struct whole_options {
     // tensor-parallel all-reduces, pipeline sends, gradient buckets and Adam, with data (no embedding and no head:
     // each replica's input activations and the gradient of the stack's output are given, seeded), and every chip's
     // output, input gradient, reduced gradients and weight updates compared with the FP64 model (golden decoder,
-    // the layers stacked, summed over the replicas' sequences). One micro-batch per replica, as many key/value heads
-    // as query heads (std::invalid_argument otherwise).
+    // the layers stacked, summed over the replicas' sequences and micro-batches; the output of each replica's last
+    // micro-batch, whose activations are not reused). As many key/value heads as query heads (std::invalid_argument
+    // otherwise).
     bool check = false;
     uint64_t seed = 1;
 };

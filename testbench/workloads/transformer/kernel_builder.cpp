@@ -136,11 +136,13 @@ void kernel_builder::record(std::vector<access>& acc, const token& t) {
     ++m_instructions;
 }
 
-void kernel_builder::copy(const tile& dst, const tile& src) {
+void kernel_builder::copy(const tile& dst, const tile& src, bool accumulate) {
     if (dst.parts != src.parts || dst.free != src.free || dst.type != src.type)
         throw std::invalid_argument("DMA " + src.name + " -> " + dst.name + ": shapes or dtypes differ");
     if ((dst.where == mem::hbm) == (src.where == mem::hbm))
         throw std::invalid_argument("DMA " + src.name + " -> " + dst.name + ": one side must be HBM");
+    if (accumulate && dst.where != mem::hbm)
+        throw std::invalid_argument("DMA " + src.name + " -> " + dst.name + ": an accumulating copy stores to HBM");
     std::vector<access> acc(2);
     extents(src, acc[0]);
     acc[0].write = false;
@@ -159,6 +161,7 @@ void kernel_builder::copy(const tile& dst, const tile& src) {
     in.dma.rows = src.parts;
     in.dma.src_stride = int64_t(src.stride);
     in.dma.dst_stride = int64_t(dst.stride);
+    if (accumulate) in.dma.reduce = dst.type;  // the write access above orders it after dst's readers and writers
     m_prog.dma[dst.where == mem::hbm ? 1 : 0].push_back(in);
     record(acc, {sem, 1, queue::dma});
 }

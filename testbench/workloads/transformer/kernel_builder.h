@@ -49,8 +49,9 @@ public:
     static tile hbm(uint64_t addr, uint32_t rows, uint32_t cols, const std::string& name,
                     numerics::dtype t = numerics::dtype::fp32);
 
-    // DMA between HBM and SBUF (either direction; same shape and dtype).
-    void copy(const tile& dst, const tile& src);
+    // DMA between HBM and SBUF (either direction; same shape and dtype). accumulate: dst (in HBM) := dst + src, an
+    // accumulating DMA copy (dma_descriptor::reduce) that reads dst as it writes it.
+    void copy(const tile& dst, const tile& src, bool accumulate = false);
     // y = s^T x (s: k x m, x: k x n, both SBUF; y: m x n PSUM FP32); accumulate adds into y.
     void matmul(const tile& y, const tile& s, const tile& x, bool accumulate);
     // One VECTOR (scalar_engine = false) or SCALAR instruction: out = op(a [, b]).
