@@ -340,10 +340,10 @@ TEST_CASE("the golden decoder with RoPE and grouped-query attention has the grad
     for (size_t i : {1ul, 6ul}) CHECK(gr.dg1.v[i] == Approx(fd(&g::decoder_weights::g1, i)).epsilon(1e-6).margin(1e-8));
 }
 
-static void check_phase(phase_kind k, uint64_t rows, uint64_t cols) {
+static void check_phase(phase_kind k, uint64_t rows, uint64_t cols, uint32_t parts = 1) {
     const auto cfg = load("trn2");
     phase_spec s;
-    s.kind = k, s.rows = rows, s.cols = cols;
+    s.kind = k, s.rows = rows, s.cols = cols, s.parts = parts;
     tb::sim_options so;
     so.progress_after_s = 0;
     const auto r = run_phase(cfg, s, so);
@@ -387,6 +387,22 @@ TEST_CASE("phase softmax_bwd matches its reference") { check_phase(phase_kind::s
 TEST_CASE("phase adam matches its reference") { check_phase(phase_kind::adam, 128, 5000); }
 // Rows longer than SBUF holds (a vocabulary's logits): two passes over column chunks.
 TEST_CASE("phase softmax over a 40000-wide row matches its reference") { check_phase(phase_kind::softmax, 130, 40000); }
+// The vocabulary-parallel softmax's two phases: a shard's row statistics (max, exp-sum), and the probabilities of a
+// shard from every part's statistics merged.
+TEST_CASE("phase softmax_stats matches its reference") { check_phase(phase_kind::softmax_stats, 300, 384); }
+TEST_CASE("phase softmax_stats over a 20000-wide shard matches its reference") {
+    check_phase(phase_kind::softmax_stats, 130, 20000);
+}
+TEST_CASE("phase softmax_merge of one part matches its reference") { check_phase(phase_kind::softmax_merge, 300, 384); }
+TEST_CASE("phase softmax_merge of 4 parts matches its reference") { check_phase(phase_kind::softmax_merge, 300, 384, 4); }
+TEST_CASE("phase softmax_merge of 8 parts over a 20000-wide shard matches its reference") {
+    check_phase(phase_kind::softmax_merge, 130, 20000, 8);
+}
+TEST_CASE("a phase other than softmax_merge is refused several parts") {
+    phase_spec s;
+    s.kind = phase_kind::softmax_stats, s.parts = 2;
+    REQUIRE_THROWS_WITH(compile_phase(load("trn2").chip, s), Catch::Contains("only a softmax_merge merges the statistics of several parts"));
+}
 TEST_CASE("phase rmsnorm over a 40000-wide row matches its reference") { check_phase(phase_kind::rmsnorm, 130, 40000); }
 
 // Tensors the caller placed: SwiGLU reading the gate and up halves of one T x 2F gate|up tensor (pitch 2F) and

@@ -19,6 +19,8 @@ const char* name_of(phase_kind k) {
     case phase_kind::copy: return "copy";
     case phase_kind::adam: return "adam";
     case phase_kind::colsum: return "colsum";
+    case phase_kind::softmax_stats: return "softmax_stats";
+    case phase_kind::softmax_merge: return "softmax_merge";
     }
     return "?";
 }

@@ -22,7 +22,8 @@
 namespace trnsim::train {
 
 enum class phase_kind : uint8_t {
-    rmsnorm, rmsnorm_bwd, softmax, softmax_bwd, rope, swiglu, swiglu_bwd, add, copy, adam, colsum
+    rmsnorm, rmsnorm_bwd, softmax, softmax_bwd, rope, swiglu, swiglu_bwd, add, copy, adam, colsum,
+    softmax_stats, softmax_merge  // a softmax over a row split across chips (the vocabulary-parallel LM head)
 };
 const char* name_of(phase_kind k);
 

@@ -23,7 +23,9 @@ using ve::bcast;
 using ve::vop;
 constexpr numerics::dtype F32 = numerics::dtype::fp32;
 
-enum class shape : uint8_t { full, row, col };  // rows x cols, 1 x cols (per-feature), rows x 1 (per-row, FP32)
+// rows x cols, 1 x cols (per-feature), rows x 1 (per-row, FP32); stats: a split softmax's row statistics, per part
+// (max(parts, 1) of them) the rows' maxima then their exp-sums, FP32 (parts x 2 x rows)
+enum class shape : uint8_t { full, row, col, stats };
 
 struct tensor_def {
     const char* name;
@@ -73,6 +75,11 @@ kind_def def_of(phase_kind k) {
     case phase_kind::softmax:
         return {true, {{"s", 0, shape::full, 0}, {"p", 0, shape::full, 1}},
                 {{"s", 0, 0}, {"e", 1, 0}, {"p", 0, 0}, {"mx", 1, 1}, {"sm", 1, 1}, {"rs", 1, 1}}};
+    case phase_kind::softmax_stats:
+        return {true, {{"s", 0, shape::full, 0}, {"stats", 1, shape::stats, 1}}, {{"s", 0, 0}, {"e", 1, 0}}};
+    case phase_kind::softmax_merge:
+        return {true, {{"s", 0, shape::full, 0}, {"stats", 1, shape::stats, 0}, {"p", 0, shape::full, 1}},
+                {{"s", 0, 0}, {"e", 1, 0}, {"p", 0, 0}}};
     case phase_kind::softmax_bwd:
         return {true, {{"p", 0, shape::full, 0}, {"dp", 0, shape::full, 0}, {"ds", 0, shape::full, 1}},
                 {{"p", 0, 0}, {"dp", 0, 0}, {"t", 1, 0}, {"u", 1, 0}, {"ds", 0, 0}, {"s", 1, 1}}};
@@ -122,6 +129,7 @@ struct phase_plan {
 };
 
 uint64_t elements(const phase_spec& s, const hbm_tensor& t) {
+    if (t.d.sh == shape::stats) return 2 * s.rows * std::max<uint64_t>(s.parts, 1);
     return t.d.sh == shape::full ? s.rows * s.cols : t.d.sh == shape::row ? s.cols : s.rows;
 }
 
@@ -143,6 +151,9 @@ phase_plan plan_phase(const platform::chip_config& cc, const phase_spec& s) {
     if (s.rope_dim && (s.kind != phase_kind::rope || s.rope_dim % 2 || s.cols % s.rope_dim))
         throw std::invalid_argument(what + ": a RoPE block of " + std::to_string(s.rope_dim) +
                                     " columns (a head) must be even and divide the row");
+    if (s.parts == 0 || (s.parts > 1 && s.kind != phase_kind::softmax_merge))
+        throw std::invalid_argument(what + ": only a softmax_merge merges the statistics of several parts (parts " +
+                                    std::to_string(s.parts) + ")");
     if (s.accumulate && s.kind != phase_kind::colsum)
         throw std::invalid_argument(what + ": only a colsum accumulates into its output");
     const kind_def kd = def_of(s);
@@ -180,7 +191,10 @@ phase_plan plan_phase(const platform::chip_config& cc, const phase_spec& s) {
         }
     }
     for (const auto& d : kd.hbm) {
-        const uint64_t n = d.sh == shape::full ? s.rows * s.cols : d.sh == shape::row ? s.cols : s.rows;
+        const uint64_t n = d.sh == shape::stats ? 2 * s.rows * std::max<uint64_t>(s.parts, 1)
+                         : d.sh == shape::full  ? s.rows * s.cols
+                         : d.sh == shape::row   ? s.cols
+                                                : s.rows;
         const auto it = s.at.find(d.name);
         if (it != s.at.end()) hbm.push_back({d, it->second.addr, it->second.pitch ? it->second.pitch : s.cols});
         else hbm.push_back({d, place(n * esz(d.fp32)), s.cols});
@@ -221,10 +235,12 @@ phase_plan plan_phase(const platform::chip_config& cc, const phase_spec& s) {
     uint32_t sets = 2;
     // Softmax and RMS norm rows too long for one buffer set (a vocabulary's logits) run in column chunks, two passes
     // over HBM: the row statistics first (an online max and rescaled exp-sum; the sum of squares), then the outputs.
-    const bool can_multipass = s.kind == phase_kind::softmax || s.kind == phase_kind::rmsnorm;
+    // A split softmax's two phases always run that way (the statistics pass; the output pass from the merged ones).
+    const bool split = s.kind == phase_kind::softmax_stats || s.kind == phase_kind::softmax_merge;
+    const bool can_multipass = s.kind == phase_kind::softmax || s.kind == phase_kind::rmsnorm || split;
     bool multipass = false;
-    if (per_core + 2 * set_bytes(W) > part) {
-        if (kd.reduce && can_multipass && per_core + set_bytes(W) > part) {
+    if (split || per_core + 2 * set_bytes(W) > part) {
+        if (kd.reduce && can_multipass && (split || per_core + set_bytes(W) > part)) {
             multipass = true;
             const uint64_t acc = 5 * 64;  // the per-core row accumulators
             const uint64_t room = part > per_core + acc + 2 * fixed + 256 ? (part - per_core - acc - 2 * fixed - 256) / 2 : 0;
@@ -369,7 +385,8 @@ core::core_program emit_core(const platform::chip_config& cc, const phase_spec& 
             auto Tk = [&](const char* n, uint32_t k0, uint32_t kw) { return whole(H(n)).rows(r0, np).cols(k0, kw); };
             const tile M = accM.rows(0, np), Sum = accS.rows(0, np), C1 = accC.rows(0, np);
             const tile Tt = accT.rows(0, np), R = accR.rows(0, np);
-            if (s.kind == phase_kind::softmax) {
+            // The rows' statistics over this shard: M the max, Sum the exp-sum relative to it.
+            auto row_stats = [&] {
                 chunk_pass([&](const std::vector<tile>& stt, uint32_t k0, uint32_t kw, bool first) {
                     const tile x = Sk(stt, "s", kw), e = Sk(stt, "e", kw);
                     kb.copy(x, Tk("s", k0, kw));
@@ -389,6 +406,39 @@ core::core_program emit_core(const platform::chip_config& cc, const phase_spec& 
                     kb.unary(vop::reduce_sum_free, first ? Sum : C1, e);
                     if (!first) kb.binary(vop::add, Sum, Sum, C1);
                 });
+            };
+            // part g's statistics of these rows in HBM: its maxima, then its exp-sums.
+            auto stat_of = [&](uint64_t g, bool sums) {
+                return kernel_builder::hbm(H("stats").addr + (2 * g + (sums ? 1 : 0)) * s.rows * 4, uint32_t(s.rows), 1,
+                                           "stats", F32)
+                    .rows(r0, np);
+            };
+            if (s.kind == phase_kind::softmax_stats) {
+                row_stats();
+                kb.copy(stat_of(0, false), M);
+                kb.copy(stat_of(0, true), Sum);
+                continue;
+            }
+            if (s.kind == phase_kind::softmax_merge) {  // every part's statistics merged: M their max, Sum rescaled
+                kb.copy(M, stat_of(0, false));
+                kb.copy(Sum, stat_of(0, true));
+                for (uint64_t g = 1; g < s.parts; ++g) {
+                    kb.copy(C1, stat_of(g, false));
+                    kb.copy(R, stat_of(g, true));
+                    kb.binary(vop::max, Tt, M, C1);
+                    kb.binary(vop::sub, C1, C1, Tt);  // R = sum_g exp(scale (m_g - M'))
+                    kb.act(C1, C1, act_fn::exp, s.scale);
+                    kb.binary(vop::mul, R, R, C1);
+                    kb.binary(vop::sub, C1, M, Tt);  // Sum = Sum exp(scale (M - M')) + R
+                    kb.act(C1, C1, act_fn::exp, s.scale);
+                    kb.binary(vop::mul, Sum, Sum, C1);
+                    kb.binary(vop::add, Sum, Sum, R);
+                    kb.unary(vop::copy, M, Tt);
+                }
+            } else if (s.kind == phase_kind::softmax) {
+                row_stats();
+            }
+            if (s.kind == phase_kind::softmax || s.kind == phase_kind::softmax_merge) {
                 kb.act(R, Sum, act_fn::reciprocal);
                 chunk_pass([&](const std::vector<tile>& stt, uint32_t k0, uint32_t kw, bool) {
                     const tile x = Sk(stt, "s", kw), e = Sk(stt, "e", kw), pt = Sk(stt, "p", kw);
@@ -532,6 +582,9 @@ core::core_program emit_core(const platform::chip_config& cc, const phase_spec& 
             kb.binary(vop::mul, S("p"), S("e"), S("rs"), bcast::column);
             store("p", "p");
             break;
+        case phase_kind::softmax_stats:
+        case phase_kind::softmax_merge:
+            throw std::logic_error(pl.what + ": a split softmax runs in column chunks");
         case phase_kind::softmax_bwd:  // ds = p (dp - sum(p dp))
             load("p"), load("dp");
             kb.binary(vop::mul, S("t"), S("p"), S("dp"));
@@ -646,6 +699,27 @@ tensors phase_reference(const phase_spec& s, const tensors& in) {
         }
         break;
     }
+    case phase_kind::softmax_stats: {  // per row: its max m, then sum exp(scale (s - m))
+        auto& st = w["stats"] = std::vector<double>(2 * R, 0.0);
+        for (uint64_t i = 0; i < R; ++i) {
+            double mx = -INFINITY;
+            for (uint64_t c = 0; c < C; ++c) mx = std::max(mx, A("s")[i * C + c]);
+            st[i] = mx;
+            for (uint64_t c = 0; c < C; ++c) st[R + i] += std::exp(double(s.scale) * (A("s")[i * C + c] - mx));
+        }
+        break;
+    }
+    case phase_kind::softmax_merge: {  // every part's statistics merged, then this shard's probabilities
+        auto& p = w["p"] = A("s");
+        const auto& st = A("stats");
+        for (uint64_t i = 0; i < R; ++i) {
+            double mx = -INFINITY, sum = 0;
+            for (uint64_t g = 0; g < s.parts; ++g) mx = std::max(mx, st[2 * g * R + i]);
+            for (uint64_t g = 0; g < s.parts; ++g) sum += st[(2 * g + 1) * R + i] * std::exp(double(s.scale) * (st[2 * g * R + i] - mx));
+            for (uint64_t c = 0; c < C; ++c) p[i * C + c] = std::exp(double(s.scale) * (p[i * C + c] - mx)) / sum;
+        }
+        break;
+    }
     case phase_kind::softmax_bwd: {
         auto& ds = w["ds"] = A("p");
         for (uint64_t i = 0; i < R; ++i) {
@@ -713,7 +787,7 @@ void check_outputs(platform::chip& chip, const phase_spec& s, const phase_plan& 
         c.rel_err = mx > 0 ? err / mx : err;
         // An ulp-sized rounding of a model-dtype output (BF16: 2^-8 relative to the largest value) plus FP32 math and activation approximations; Adam's
         // update also carries the FP32 rounding of p' (relative to |p| / |update|).
-        const bool fp32_out = n == "rstd" || n == "dgain" || n == "m" || n == "v" || n == "update";
+        const bool fp32_out = n == "rstd" || n == "dgain" || n == "m" || n == "v" || n == "update" || n == "stats";
         c.tolerance = fp32_out ? 1e-4 : (s.dtype == F32 ? 1e-4 : std::ldexp(1.0, -(s.dtype == numerics::dtype::fp16 ? 11 : 8)) + 1e-4);
         if (n == "update" && mx > 0) c.tolerance += 2.0 * 0x1.0p-24 / mx;
         c.pass = c.rel_err <= c.tolerance;
@@ -730,8 +804,8 @@ std::vector<phase_tensor_info> phase_tensors(const phase_spec& s, uint32_t parti
         phase_tensor_info t;
         t.name = d.name;
         t.read = d.role != 1, t.written = d.role != 0, t.fp32 = d.fp32;
-        t.rows = d.sh == shape::row ? 1 : s.rows;
-        t.cols = d.sh == shape::col ? 1 : s.cols;
+        t.rows = d.sh == shape::row ? 1 : d.sh == shape::stats ? 2 * uint64_t(std::max<uint32_t>(s.parts, 1)) : s.rows;
+        t.cols = d.sh == shape::col ? 1 : d.sh == shape::stats ? s.rows : s.cols;
         v.push_back(t);
     }
     if (s.kind == phase_kind::rmsnorm_bwd) v.push_back({"dgain", false, true, true, (s.rows + partitions - 1) / partitions, s.cols});
@@ -777,7 +851,7 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
             const std::string n = t.d.name;
             double lo = -2, hi = 2;  // activations, gradients
             if (n == "v" || n == "p") lo = 0, hi = 1;                    // second moment, probabilities
-            if (n == "rstd" || n == "gain") lo = 0.5, hi = 1.5;
+            if (n == "rstd" || n == "gain" || n == "stats") lo = 0.5, hi = 1.5;
             if (n == "cos" || n == "sin") lo = -1, hi = 1;
             std::vector<float> f(elements(s, t));
             for (auto& x : f) x = float(lo + (hi - lo) * g.uniform());

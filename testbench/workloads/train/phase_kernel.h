@@ -36,7 +36,8 @@ struct phase_spec {
     // Tensors by name where the caller put them (a step chains its operations through them); the others are placed
     // from hbm_base + hbm_offset. Names: add a b y; copy a y; swiglu g u y; swiglu_bwd g u dy dg du; rope x cos sin
     // y; rmsnorm x gain y rstd; rmsnorm_bwd x dy gain rstd dx, and dgain (FP32, one partial row per 128-row tile);
-    // softmax s p; softmax_bwd p dp ds; adam param m v grad w. Pitches apply to rows x cols tensors.
+    // softmax s p; softmax_bwd p dp ds; adam param m v grad w; softmax_stats s stats; softmax_merge s stats p. Pitches
+    // apply to rows x cols tensors.
     std::map<std::string, phase_tensor> at;
     // Attention's softmax: p = softmax(scale * s) over each row, the scores a query may not see (causal_block > 0:
     // rows are blocks of causal_block queries, row r is query r mod causal_block, column c key c; a multiple of the
@@ -49,6 +50,11 @@ struct phase_spec {
     // colsum: y += the sum of x's rows (an accumulating store, as a gain gradient is summed over micro-batches)
     // instead of y = the sum.
     bool accumulate = false;
+    // A softmax over rows split across `parts` chips (the vocabulary-parallel LM head's logits): softmax_stats writes
+    // its shard's row statistics ("stats": the rows' maxima m, then their exp-sums sum exp(scale (s - m)), FP32);
+    // the chips gather them (an all-gather: every part's stats one after another) and softmax_merge computes
+    // p = exp(scale (s - M)) / S from its shard and every part's statistics, M = max m_g, S = sum s_g exp(scale (m_g - M)).
+    uint32_t parts = 1;
     uint64_t seed = 1;        // functional runs: the inputs' seeded random values
     bool compile_only = false;  // build the programs (every mapping check) and return before simulating
 };
