@@ -52,6 +52,13 @@ layer_op allreduce(std::string name, uint64_t bytes) {
     o.bytes = bytes;
     return o;
 }
+layer_op allgather(std::string name, uint64_t bytes, uint32_t parts) {
+    layer_op o;
+    o.k = layer_op::kind::tp_allgather;
+    o.name = std::move(name);
+    o.bytes = bytes, o.parts = parts;
+    return o;
+}
 // RoPE on the q|k columns of T tokens, every head of d columns rotated in its halves.
 layer_op rope(std::string name, uint64_t T, uint64_t cols, uint64_t d) {
     layer_op o = phase(std::move(name), phase_kind::rope, T, cols);
@@ -201,18 +208,30 @@ layer_plan plan_layer(const model_spec& m, const parallel_plan& p) {
     b.push_back(bind(phase("bwd.norm1.dgain", phase_kind::colsum, R, H), {{"x", at("dgain1")}, {"y", at("dg1")}}));
     b.push_back(bind(phase("bwd.residual1", phase_kind::add, T, H), {{"a", at("dh1")}, {"b", at("dxn")}, {"y", at("dx")}}));
 
-    // The head: final norm, LM head GEMM, softmax over the chip's vocabulary shard; its backward.
+    // The head: final norm, LM head GEMM, softmax over the vocabulary (each chip's logits a shard of it: with tp > 1,
+    // each shard's row statistics gathered from the tp group and merged, Megatron's vocabulary-parallel
+    // cross-entropy); its backward.
     auto& ht = lp.head_tensors;
     decl(ht, "x", T, H, sc::input);
     decl(ht, "wout", H, V, sc::weight), decl(ht, "gf", 1, H, sc::weight);
     decl(ht, "hn", T, H, sc::activation), decl(ht, "hrstd", T, 1, sc::activation, true);
     decl(ht, "logits", T, V, sc::activation), decl(ht, "probs", T, V, sc::activation);
+    if (tp) decl(ht, "stats", 2, T, sc::activation, true), decl(ht, "gstats", 2 * uint64_t(p.tp), T, sc::activation, true);
     decl(ht, "dlogits", T, V, sc::activation), decl(ht, "dhn", T, H, sc::activation, false, tp);
     decl(ht, "dgainf", R, H, sc::activation, true), decl(ht, "dx", T, H, sc::activation);
     lp.head_fwd.push_back(bind(phase("head.norm", phase_kind::rmsnorm, T, H),
                                {{"x", at("x")}, {"gain", at("gf")}, {"y", at("hn")}, {"rstd", at("hrstd")}}));
     lp.head_fwd.push_back(bind(gemm("head.logits", T, H, V, "mk", "kn"), {{"a", at("hn")}, {"b", at("wout")}, {"c", at("logits")}}));
-    lp.head_fwd.push_back(bind(phase("head.softmax", phase_kind::softmax, T, V), {{"s", at("logits")}, {"p", at("probs")}}));
+    if (tp) {
+        lp.head_fwd.push_back(bind(phase("head.softmax.stats", phase_kind::softmax_stats, T, V),
+                                   {{"s", at("logits")}, {"stats", at("stats")}}));
+        lp.head_fwd.push_back(bind(allgather("head.softmax.gather", 2 * T * 4, p.tp), {{"x", at("stats")}, {"y", at("gstats")}}));
+        layer_op merge = phase("head.softmax", phase_kind::softmax_merge, T, V);
+        merge.parts = p.tp;
+        lp.head_fwd.push_back(bind(merge, {{"s", at("logits")}, {"stats", at("gstats")}, {"p", at("probs")}}));
+    } else {
+        lp.head_fwd.push_back(bind(phase("head.softmax", phase_kind::softmax, T, V), {{"s", at("logits")}, {"p", at("probs")}}));
+    }
     // softmax - one-hot (timing: an elementwise pass over the logits)
     lp.head_bwd.push_back(bind(phase("head.dlogits", phase_kind::add, T, V),
                                {{"a", at("probs")}, {"b", at("logits")}, {"y", at("dlogits")}}));

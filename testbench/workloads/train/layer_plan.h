@@ -53,13 +53,15 @@ struct operand {
 };
 
 struct layer_op {
-    enum class kind : uint8_t { gemm, phase, tp_allreduce };
+    enum class kind : uint8_t { gemm, phase, tp_allreduce, tp_allgather };
     kind k = kind::gemm;
     std::string name;         // "fwd.qkv", "bwd.down.wgrad", ...
     uint64_t m = 0, kk = 0, n = 0;  // gemm: C[m x n] = A[m x kk] B[kk x n]
     phase_kind phase = phase_kind::add;
     uint64_t rows = 0, cols = 0;    // phase: a rows x cols tensor (rows are tokens or score rows)
-    uint64_t bytes = 0;             // tp_allreduce: message size per chip
+    uint64_t bytes = 0;             // tp_allreduce, tp_allgather: message size per chip
+    uint32_t parts = 1;             // phase softmax_merge: the shards it merges; tp_allgather: the chips (y holds
+                                    // parts x bytes, chip t's at t x bytes)
     uint32_t count = 1;             // identical instances (attention heads of this chip and micro-batch)
     // gemm: the operands as the step stores them (gemm.h): A as M x K (a token-major activation) rather than A^T,
     // B as N x K (a weight or activation used transposed) rather than K x N, C in the model dtype rather than FP32.
@@ -69,7 +71,7 @@ struct layer_op {
     uint64_t causal_block = 0;
     uint64_t rope_dim = 0;  // phase rope: rotated per head of this many columns
     // The operands by role: gemm "a", "b", "c"; a phase its tensors' names (phase_kernel.h); tp_allreduce "x" (in
-    // place).
+    // place); tp_allgather "x" (this chip's) and "y" (every chip's).
     std::vector<std::pair<std::string, operand>> io;
     uint32_t heads = 1;      // count > 1: query heads per sequence (instance i is head i mod heads)
     // Writes a weight's gradient (a wgrad GEMM's C, a gain gradient's colsum): summed over the micro-batches, the

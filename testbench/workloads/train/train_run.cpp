@@ -42,7 +42,7 @@ struct sim_req {
         std::ostringstream o;
         o << kind << ' ' << op.m << ' ' << op.kk << ' ' << op.n << ' ' << op.count << ' ' << op.a_rows << op.b_cols
           << op.c_model << ' ' << int(op.phase) << ' ' << op.rows << ' ' << op.cols << ' ' << op.scale << ' '
-          << op.causal_block << ' ' << op.rope_dim << ' ' << op.accumulate << ' ' << offset << ' ' << bytes;
+          << op.causal_block << ' ' << op.rope_dim << ' ' << op.accumulate << ' ' << op.parts << ' ' << offset << ' ' << bytes;
         return o.str();
     }
     std::string what() const {
@@ -143,6 +143,7 @@ phase_spec phase_of(const layer_op& o, numerics::dtype t) {
     ps.kind = o.phase, ps.rows = o.rows, ps.cols = o.cols, ps.dtype = t;
     ps.scale = o.scale, ps.causal_block = o.causal_block, ps.rope_dim = o.rope_dim;
     ps.accumulate = o.accumulate;
+    ps.parts = o.parts;
     return ps;
 }
 
@@ -158,6 +159,12 @@ operand_use use_of(const layer_op& o, const std::string& role, numerics::dtype t
     if (o.k == layer_op::kind::tp_allreduce) {
         if (role != "x") throw std::logic_error("operation " + o.name + ": an all-reduce has no operand '" + role + "'");
         u.read = u.written = true;
+        return u;
+    }
+    if (o.k == layer_op::kind::tp_allgather) {
+        if (role != "x" && role != "y")
+            throw std::logic_error("operation " + o.name + ": an all-gather has no operand '" + role + "'");
+        u.read = role == "x", u.written = role == "y", u.fp32 = true;  // a phase's FP32 row statistics
         return u;
     }
     for (const auto& i : phase_tensors(phase_of(o, t), partitions))
@@ -198,9 +205,10 @@ void check_dataflow(const layer_plan& lp, numerics::dtype t, uint32_t partitions
                     const tensor_decl& d = *it->second;
                     const operand_use u = use_of(o, role, t, partitions);
                     if (u.fp32 != d.fp32) throw std::logic_error(at + ": the operand's type is not the tensor's");
-                    if (u.rows == 0) {  // the whole tensor
-                        if (bytes_of(d, t) != o.bytes || od.row || od.col)
-                            throw std::logic_error(at + ": an all-reduce of " + std::to_string(o.bytes) +
+                    if (u.rows == 0) {  // the whole tensor (an all-gather's output: every chip's part)
+                        const uint64_t want = o.bytes * (role == "y" ? o.parts : 1);
+                        if (bytes_of(d, t) != want || od.row || od.col)
+                            throw std::logic_error(at + ": a collective's " + std::to_string(want) +
                                                    " B on a tensor of " + std::to_string(bytes_of(d, t)) + " B");
                     } else {
                         const uint64_t seqs = o.count / o.heads;
@@ -341,6 +349,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
         sim_req q;
         if (o.k == layer_op::kind::gemm) q.kind = "gemm", q.op = o;
         else if (o.k == layer_op::kind::phase) q.kind = "phase", q.op = o;
+        else if (o.k == layer_op::kind::tp_allgather) q.kind = "tp_allgather", q.bytes = o.bytes * o.parts;
         else q.kind = "tp_allreduce", q.bytes = o.bytes;
         q.use = o.name;
         return need(q);
@@ -499,14 +508,15 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
             if (q.kind == "send") {
                 sch = collective::build_sends(cfg.multichip.topo, sends, q.bytes);
             } else {
+                const bool tp = q.kind == "tp_allreduce" || q.kind == "tp_allgather";
                 collective::params cp;
-                cp.o = collective::op::allreduce;
-                cp.a = q.kind == "tp_allreduce" ? opt.tp_algo : opt.dp_algo;
-                cp.dt = m.dtype;
+                cp.o = q.kind == "tp_allgather" ? collective::op::allgather : collective::op::allreduce;
+                cp.a = tp ? opt.tp_algo : opt.dp_algo;
+                cp.dt = q.kind == "tp_allgather" ? numerics::dtype::fp32 : m.dtype;  // the gathered row statistics
                 cp.bytes = q.bytes;
-                sch = collective::build_groups(cfg.multichip.topo, q.kind == "tp_allreduce" ? tp_groups : dp_groups, cp);
+                sch = collective::build_groups(cfg.multichip.topo, tp ? tp_groups : dp_groups, cp);
             }
-            tb::collective_options co = step_collective(q.kind == "tp_allreduce" ? STREAM_PASSES
+            tb::collective_options co = step_collective(q.kind == "tp_allreduce" || q.kind == "tp_allgather" ? STREAM_PASSES
                                                         : q.kind == "send"       ? STREAM_SENDS_FWD
                                                                                  : STREAM_BUCKETS,
                                                         tcfg.chip.cores, p);
@@ -573,7 +583,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
             const double t = c.ns * c.count;
             total += t + barrier;
             sync += barrier;
-            if (c.kind == "tp_allreduce") tp += t;
+            if (c.kind == "tp_allreduce" || c.kind == "tp_allgather") tp += t;
             else if (c.memory_bound) memory += t;
             else compute += t;
         }

@@ -444,12 +444,13 @@ private:
         sl.streams = 4;
         return sl;
     }
-    collective::schedule schedule_of(const std::vector<std::vector<uint32_t>>& g, collective::algo a,
-                                     uint64_t bytes) const {
+    // An all-reduce of the model dtype, or an all-gather of FP32 row statistics (`bytes`: the gathered output).
+    collective::schedule schedule_of(const std::vector<std::vector<uint32_t>>& g, collective::algo a, uint64_t bytes,
+                                     collective::op op = collective::op::allreduce) const {
         collective::params cp;
-        cp.o = collective::op::allreduce;
+        cp.o = op;
         cp.a = a;
-        cp.dt = m.dtype;
+        cp.dt = op == collective::op::allgather ? numerics::dtype::fp32 : m.dtype;
         cp.bytes = bytes;
         return collective::build_groups(mc.topo, g, cp);
     }
@@ -519,6 +520,10 @@ uint64_t whole_builder::place_regions() {
     // Streams: 0 the passes, 1 the gradient buckets, 2 the forward sends, 3 the backward sends.
     uint64_t region[4] = {0, 0, 0, 0};
     if (p.tp > 1) region[0] = collective_bytes(schedule_of(groups.tp[0], opt.tp_algo, lp.activation_bytes));
+    for (const auto& o : lp.head_fwd)  // the head's all-gather of the softmax statistics
+        if (o.k == layer_op::kind::tp_allgather)
+            region[0] = std::max(region[0], collective_bytes(schedule_of(groups.tp[0], opt.tp_algo, o.bytes * o.parts,
+                                                                         collective::op::allgather)));
     if (p.dp > 1)
         region[1] = collective_bytes(schedule_of(groups.dp[0], opt.dp_algo,
                                                  std::max(lp.layer_params_per_chip, 2 * lp.head_params_per_chip) * elt));
@@ -631,8 +636,14 @@ per_chip whole_builder::run_op(const op_at& at, const layer_op& o, const std::st
         for (const auto& io : o.io) bound[io.first] = operand_of(at, o, io.first, 0);
         return add_local(at.st, phase_programs(o, mm.name, bound), after, mm);
     }
-    mm.kind = "tp_allreduce";
     const uint64_t x = operand_of(at, o, "x", 0).addr;
+    if (o.k == layer_op::kind::tp_allgather) {
+        mm.kind = "tp_allgather";
+        return collective_op(STREAM_PASSES,
+                             schedule_of(groups.tp[at.st], opt.tp_algo, o.bytes * o.parts, collective::op::allgather),
+                             groups.chips[at.st], after, mm, x, operand_of(at, o, "y", 0).addr);
+    }
+    mm.kind = "tp_allreduce";
     return collective_op(STREAM_PASSES, schedule_of(groups.tp[at.st], opt.tp_algo, o.bytes), groups.chips[at.st], after,
                          mm, x, x);
 }
@@ -847,12 +858,12 @@ void whole_builder::measure(whole_result& r, const std::vector<double>& begin, c
             const double t = end[o] - begin[o];
             if (mm.kind == "gemm") b.gemm_ns += t;
             else if (mm.kind == "phase") b.phase_ns += t;
-            else if (mm.kind == "tp_allreduce") b.tp_ns += t;
+            else if (mm.kind == "tp_allreduce" || mm.kind == "tp_allgather") b.tp_ns += t;
             else if (mm.kind == "adam") b.optimizer_ns += t;
             else if (mm.kind == "dp_allreduce") b.dp_end_ns = std::max(b.dp_end_ns, end[o]);
             if (mm.backward && mm.kind != "dp_allreduce" && mm.kind != "send")
                 b.backward_end_ns = std::max(b.backward_end_ns, end[o]);
-            if (mm.kind == "gemm" || mm.kind == "phase" || mm.kind == "tp_allreduce") {
+            if (mm.kind == "gemm" || mm.kind == "phase" || mm.kind == "tp_allreduce" || mm.kind == "tp_allgather") {
                 if (mm.after_recv) b.bubble_ns += std::max(0.0, begin[o] - pass_end);
                 pass_end = std::max(pass_end, end[o]);
             }
