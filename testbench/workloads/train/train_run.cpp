@@ -522,6 +522,11 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
                                                         tcfg.chip.cores, p);
             co.check = false;
             co.sim = so;
+            // The step's all-reduces reduce its activations and gradient buckets in place (the whole step runs them
+            // so, with the algorithms that can); the all-gather and the sends land in tensors of their own.
+            const auto a = sch.p.a;
+            co.in_place = (q.kind == "tp_allreduce" || q.kind == "dp_allreduce") &&
+                          (a == collective::algo::ring || a == collective::algo::bidir_ring || a == collective::algo::torus);
             const auto cr = tb::run_schedule(tcfg, sch, co);
             return {{"ns", cr.sim_ns}, {"wall_s", cr.wall_s}, {"hbm_bytes", 0}, {"memory_bound", false}};
         });
