@@ -213,6 +213,9 @@ layer_plan plan_layer(const model_spec& m, const parallel_plan& p) {
     // cross-entropy); its backward.
     auto& ht = lp.head_tensors;
     decl(ht, "x", T, H, sc::input);
+    // The micro-batch's labels over the chip's vocabulary shard: -1 at each token's label if the shard holds it
+    // (the loss is the sum of the tokens' cross-entropies, its gradient p - one-hot).
+    decl(ht, "labels", T, V, sc::input);
     decl(ht, "wout", H, V, sc::weight), decl(ht, "gf", 1, H, sc::weight);
     decl(ht, "hn", T, H, sc::activation), decl(ht, "hrstd", T, 1, sc::activation, true);
     decl(ht, "logits", T, V, sc::activation), decl(ht, "probs", T, V, sc::activation);
@@ -232,9 +235,8 @@ layer_plan plan_layer(const model_spec& m, const parallel_plan& p) {
     } else {
         lp.head_fwd.push_back(bind(phase("head.softmax", phase_kind::softmax, T, V), {{"s", at("logits")}, {"p", at("probs")}}));
     }
-    // softmax - one-hot (timing: an elementwise pass over the logits)
     lp.head_bwd.push_back(bind(phase("head.dlogits", phase_kind::add, T, V),
-                               {{"a", at("probs")}, {"b", at("logits")}, {"y", at("dlogits")}}));
+                               {{"a", at("probs")}, {"b", at("labels")}, {"y", at("dlogits")}}));
     lp.head_bwd.push_back(bind(gemm("bwd.head.dgrad", T, V, H, "mk", "nk"), {{"a", at("dlogits")}, {"b", at("wout")}, {"c", at("dhn")}}));
     lp.head_bwd.push_back(bind(gemm("bwd.head.wgrad", H, T, V, "km", "kn"), {{"a", at("hn")}, {"b", at("dlogits")}, {"c", at("dwout")}}));
     if (tp) lp.head_bwd.push_back(bind(allreduce("bwd.head.allreduce", act), {{"x", at("dhn")}}));

@@ -12,8 +12,9 @@ uint64_t pages(uint64_t bytes) { return (bytes + PAGE - 1) / PAGE * PAGE; }
 }  // namespace
 
 step_tensors::step_tensors(const layer_plan& lp, numerics::dtype t, uint32_t stage, uint32_t stages, uint32_t layers,
-                           uint64_t micro_batches, uint64_t first, uint64_t last, bool stack)
-    : m_t(t), m_stage(stage), m_stages(stages), m_layers(layers), m_stack(stack), m_next(pages(first)), m_last(last) {
+                           uint64_t micro_batches, uint64_t first, uint64_t last, bool embedding, bool head)
+    : m_t(t), m_stage(stage), m_stages(stages), m_layers(layers), m_embedding(embedding), m_head(head),
+      m_next(pages(first)), m_last(last) {
     const uint64_t esz = numerics::size_of(t);
     const std::vector<tensor_decl>* decls[3] = {&lp.layer_tensors, &lp.head_tensors, &lp.embed_tensors};
     for (int k = 0; k < 3; ++k) {
@@ -32,9 +33,9 @@ step_tensors::step_tensors(const layer_plan& lp, numerics::dtype t, uint32_t sta
     for (const auto& d : lp.layer_tensors)
         if (d.scope == tensor_scope::table) m_tables[d.name] = take(d.rows * d.cols * esz, "RoPE table " + d.name);
     for (const auto& d : lp.embed_tensors)
-        if (stage == 0 && !stack && d.scope == tensor_scope::input) m_tables[d.name] = take(d.rows * d.cols * esz, "embedding " + d.name);
+        if (stage == 0 && embedding && d.scope == tensor_scope::input) m_tables[d.name] = take(d.rows * d.cols * esz, "embedding " + d.name);
     // Flat buffers: every layer's, then the ends' (embedding weights first, then the head's).
-    const bool first_stage = stage == 0 && !stack, last_stage = stage + 1 == stages && !stack;
+    const bool first_stage = stage == 0 && embedding, last_stage = stage + 1 == stages && head;
     m_head_in_ends = first_stage ? m_parts[int(step_part::embed)].params : 0;
     auto flat_of = [&](uint64_t params, const std::string& what) {
         flat_buffers f;
@@ -58,6 +59,10 @@ step_tensors::step_tensors(const layer_plan& lp, numerics::dtype t, uint32_t sta
         if (!first_stage) m_x_in.push_back(take(act, "received activations"));
         if (!first_stage) m_dx_out.push_back(take(act, "gradients sent back"));
         if (!last_stage) m_dy_in.push_back(take(act, "received gradients"));
+        if (last_stage) {
+            const auto& l = *m_parts[int(step_part::head)].decl.at("labels");
+            m_labels.push_back(take(l.rows * l.cols * esz, "labels"));
+        }
     }
 }
 
@@ -111,7 +116,7 @@ placed_tensor step_tensors::weight(step_part part, uint32_t layer, const std::st
 }
 
 placed_tensor step_tensors::at(step_part part, uint32_t layer, uint32_t mb, const std::string& name) {
-    const bool first_stage = m_stage == 0 && !m_stack, last_stage = m_stage + 1 == m_stages && !m_stack;
+    const bool first_stage = m_stage == 0 && m_embedding, last_stage = m_stage + 1 == m_stages && m_head;
     auto& pl = m_parts[int(part)];
     auto it = pl.decl.find(name);
     if (it == pl.decl.end() && name.size() > 1 && name[0] == 'd') {  // a weight's gradient
@@ -126,6 +131,7 @@ placed_tensor step_tensors::at(step_part part, uint32_t layer, uint32_t mb, cons
     case tensor_scope::table: return {m_tables.at(name), cols, d.fp32};
     case tensor_scope::input:
         if (part == step_part::embed) return {m_tables.at(name), cols, d.fp32};
+        if (part == step_part::head && name == "labels") return {m_labels.at(mb), cols, d.fp32};
         if (part == step_part::head) return at(step_part::layer, m_layers - 1, mb, "y");  // "x"
         if (name == "x") {
             if (layer > 0) return at(step_part::layer, layer - 1, mb, "y");

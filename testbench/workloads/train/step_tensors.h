@@ -15,8 +15,9 @@
 // "dx" on the last stage, the received gradients on the others); layer 0's "dx" on a stage after the first is the
 // buffer sent back. The head's "x" is the last layer's "y".
 //
-// The decoder stack alone (`stack`: no embedding, no head, as the functional check runs it) takes every stage's
-// input activations and output gradients as received, and sends back the input gradients from the first stage too.
+// Without the embedding (`embedding` false, as the functional check runs the step) the first stage takes its input
+// activations as received and sends back its input gradients; without the head (`head` false) the last stage takes
+// its output gradients as received. The head's labels: one tensor per micro-batch.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -41,7 +42,7 @@ class step_tensors {
 public:
     // Stage `stage` of `stages`, `layers` layers on the stage, `micro_batches` of them; HBM offsets [first, last).
     step_tensors(const layer_plan& lp, numerics::dtype t, uint32_t stage, uint32_t stages, uint32_t layers,
-                 uint64_t micro_batches, uint64_t first, uint64_t last, bool stack = false);
+                 uint64_t micro_batches, uint64_t first, uint64_t last, bool embedding = true, bool head = true);
 
     // A tensor of layer `layer` (part layer), of the head or of the embedding, of micro-batch mb, by the name the
     // plan gives it (a weight's gradient: "d" + the weight's name). Takes the activation block when first named.
@@ -56,6 +57,7 @@ public:
     const flat_buffers& flat(uint32_t l) const { return m_flat.at(l); }
 
     uint64_t received(uint32_t mb) const { return m_x_in.at(mb); }       // activations from the previous stage
+    uint64_t labels(uint32_t mb) const { return m_labels.at(mb); }       // the head's labels (last stage)
     uint64_t received_grad(uint32_t mb) const { return m_dy_in.at(mb); }  // gradients from the next stage
     uint64_t sent_grad(uint32_t mb) const { return m_dx_out.at(mb); }     // gradients to the previous stage
 
@@ -77,13 +79,13 @@ private:
 
     numerics::dtype m_t;
     uint32_t m_stage, m_stages, m_layers;
-    bool m_stack;
+    bool m_embedding, m_head;
     uint64_t m_next, m_last, m_blocks_taken = 0;
     part_layout m_parts[3];
     uint64_t m_head_in_ends = 0;  // the head's weights' element offset in the ends' flat buffers
     std::map<std::string, uint64_t> m_tables;
     std::vector<flat_buffers> m_flat;
-    std::vector<uint64_t> m_x_in, m_dy_in, m_dx_out;
+    std::vector<uint64_t> m_x_in, m_dy_in, m_dx_out, m_labels;
     std::map<std::tuple<int, uint32_t, uint32_t>, uint64_t> m_blocks;  // (part, layer, mb) -> offset
 };
 

@@ -420,11 +420,11 @@ public:
                   const whole_options& opt)
         : cfg(with_data(cfg_in, opt.check)), cc(cfg.chip), mc(cfg.multichip), m(m), p(p), opt(opt), n(mc.chips()),
           lp(plan_layer(m, p)), bwd_acc(accumulating(lp.bwd)), head_bwd_acc(accumulating(lp.head_bwd)), L(m.layers), M(p.micro_batches(m)), S(p.pp), LS(L / S),
-          groups(groups_of(snake_placement(mc.topo), p)), stack(opt.stack || opt.check),
+          groups(groups_of(snake_placement(mc.topo), p)), embedding(!opt.stack && !opt.check), head(!opt.stack && !opt.check),
           seq(sequence_layout(cc, n, cc.hbm_base + cc.hbm.capacity_bytes - PAGE)) {
         const uint64_t first = place_regions();
         for (uint32_t st = 0; st < S; ++st)
-            mem.emplace_back(lp, m.dtype, st, S, LS, M, first, cc.hbm.capacity_bytes - PAGE, stack);
+            mem.emplace_back(lp, m.dtype, st, S, LS, M, first, cc.hbm.capacity_bytes - PAGE, embedding, head);
         if (opt.check) check.emplace(m, p, lp, opt.seed);
     }
 
@@ -497,7 +497,9 @@ private:
     const plan_groups groups;  // per stage: its chips, tp groups, dp groups; the pipeline pairs
     uint64_t coll_base[4] = {0, 0, 0, 0};  // each stream's collective region (offset from the HBM base)
     std::vector<step_tensors> mem;  // per stage: where its tensors lie
-    const bool stack;                  // whole_options::stack or check: the decoder stack alone
+    // The first stage runs the embedding (not with stack or check: the input activations are given), the last the
+    // head (not with stack or check: the output gradients are given).
+    const bool embedding, head;
     std::optional<stack_check> check;  // whole_options::check: the data and the reference
     std::vector<uint64_t> output_at;   // per stage: where the last micro-batch's output lies (the check reads it; the
                                        // earlier ones' blocks were reused)
@@ -711,19 +713,18 @@ void whole_builder::add_passes() {
         auto layer_name = [&](uint32_t l) { return "L" + std::to_string(st * LS + l) + " "; };
         if (ev.kind == 'F') {
             if (st > 0) waits_on(recv_fwd[st][mb]);
-            const bool ends = !stack;  // the decoder stack alone has no embedding and no head
-            if (st == 0 && ends)
+            if (st == 0 && embedding)
                 for (const auto& o : lp.embed_fwd) last = run_op({st, step_part::embed, 0, mb}, o, "", false, first_after);
             for (uint32_t l = 0; l < LS; ++l)
                 for (const auto& o : lp.fwd)
                     last = run_op({st, step_part::layer, l, mb}, o, layer_name(l), false, first_after);
-            if (st == S - 1 && ends)
+            if (st == S - 1 && head)
                 for (const auto& o : lp.head_fwd) last = run_op({st, step_part::head, 0, mb}, o, "", false, first_after);
             if (st + 1 < S) recv_fwd[st + 1][mb] = send(st, st + 1, last, mb, true);
         } else {
             if (st + 1 < S) waits_on(recv_bwd[st][mb]);
             // The first micro-batch's backward stores the weights' gradients, the later ones add to them.
-            if (st == S - 1 && !stack)
+            if (st == S - 1 && head)
                 for (const auto& o : mb == 0 ? lp.head_bwd : head_bwd_acc)
                     last = run_op({st, step_part::head, 0, mb}, o, "", true, first_after);
             for (uint32_t l = LS; l-- > 0;) {
@@ -744,10 +745,10 @@ void whole_builder::add_passes() {
 void whole_builder::add_buckets_and_adam() {
     const bool dp = p.dp > 1;
     for (uint32_t st = 0; st < S; ++st) {
-        const uint64_t ends = stack ? 0 : (st == 0 ? 1 : 0) + (st == S - 1 ? 1 : 0);
-        if (dp && ends)
-            bucket(st, LS, stage_last[st],
-                   st == 0 && S > 1 ? "bucket embedding" : st == 0 ? "bucket embedding/head" : "bucket head");
+        const bool own_embedding = st == 0 && embedding, own_head = st == S - 1 && head;
+        const bool ends = own_embedding || own_head;
+        const std::string ends_name = own_embedding && own_head ? "embedding/head" : own_embedding ? "embedding" : "head";
+        if (dp && ends) bucket(st, LS, stage_last[st], "bucket " + ends_name);
         after_ids adam_after(n);
         if (dp)
             for (uint32_t c : groups.chips[st]) adam_after[c] = {last_bucket[st][c]};
@@ -764,7 +765,7 @@ void whole_builder::add_buckets_and_adam() {
             for (auto& a : adam_after) a.clear();  // the stream orders the rest
         };
         for (uint32_t l = LS; l-- > 0;) adam(l, "adam layer " + std::to_string(st * LS + l));
-        if (ends) adam(LS, S == 1 ? "adam embedding/head" : st == 0 ? "adam embedding" : "adam head");
+        if (ends) adam(LS, "adam " + ends_name);
     }
 }
 
