@@ -30,10 +30,11 @@ const char* TRAIN_USAGE = R"(trnsim train [--platform NAME | --config FILE] [--s
   a Chrome/Perfetto trace. --whole (full chips: --set chips.model=full) also simulates the step whole, every
   chip running its own instruction streams in one simulation (the gradient all-reduces beside the backward pass:
   --set chip.collective_reduce=dma), and compares it with the composed step; --timeline then records every chip's
-  engines and queues. --whole --check runs the decoder stack's step whole with data instead (every layer's forward
-  and backward with its all-reduces, sends, gradient buckets and Adam; no embedding or head: each replica's input
-  and output gradients seeded) and checks every chip's output, input gradients, reduced gradients (summed over the
-  micro-batches) and Adam update against the FP64 model (exit 1 if one fails). defaults: --platform trn2-ultraserver-64 --micro-batch 1, the model's global batch,
+  engines and queues. --whole --check runs the step whole with data instead (every layer's forward and backward
+  with its all-reduces, sends, gradient buckets and Adam, and the LM head with its loss over seeded labels; no
+  embedding: each replica's input activations seeded) and checks every chip's output, probabilities, input
+  gradients, reduced gradients (summed over the micro-batches) and Adam updates against the FP64 model (exit 1 if
+  one fails). defaults: --platform trn2-ultraserver-64 --micro-batch 1, the model's global batch,
   --tp-algo bidir_ring --dp-algo bidir_ring, --jobs = host cores. docs/training.md
 )";
 
@@ -215,7 +216,8 @@ int cmd_train(const args& a) {
                r.wall_s, r.sim_wall_s, o.jobs, r.sim_peak_rss_what.c_str(), r.sim_peak_rss_mib);
     if (!o.timeline_file.empty()) out << "  timeline        " << o.timeline_file << "\n";
     if (whole && w.checked) {
-        out << fmt("  whole step      %s: the decoder stack (no embedding, no head) simulated whole on %s with data\n",
+        out << fmt("  whole step      %s: the decoder stack and the LM head (no embedding: the input activations "
+                   "seeded) simulated whole on %s with data\n",
                    ms(w.step_ns).c_str(), count_text(r.chips, "full chip").c_str());
         // The worst of each kind of compared tensor over the chips.
         std::vector<std::pair<std::string, train::whole_check>> worst;

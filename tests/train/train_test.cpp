@@ -651,12 +651,13 @@ model_spec small_model(numerics::dtype t, uint64_t global_batch) {
     m.dtype = t, m.global_batch = global_batch;
     return m;
 }
-whole_result stack_step(uint32_t dp, uint32_t tp, uint32_t pp, numerics::dtype t, bool check, uint32_t micro_batches = 1) {
+whole_result stack_step(uint32_t dp, uint32_t tp, uint32_t pp, numerics::dtype t, bool check, uint32_t micro_batches = 1,
+                        bool head = false) {
     const model_spec m = small_model(t, uint64_t(dp) * micro_batches);
     parallel_plan p;
     p.dp = dp, p.tp = tp, p.pp = pp;
     whole_options wo;
-    wo.stack = true, wo.check = check;
+    wo.stack = !head, wo.check = check;
     wo.sim.progress_after_s = 0;
     return run_whole_step(load("ring-8", {"chips.model=full", "chip.collective_reduce=dma"}), m, p, wo);
 }
@@ -688,6 +689,14 @@ TEST_CASE("the decoder stack's step run whole on dp 2 x tp 4 full chips matches 
 TEST_CASE("the decoder stack's step with 3 micro-batches a replica accumulates their gradients (BF16, dp 2 x tp 2 x pp 2)") {
     // Stage 0 chips: 3 input gradients, the gradients and Adam update of their layer; stage 1: the last output.
     require_checked(stack_step(2, 2, 2, numerics::dtype::bf16, true, 3), 4 * (3 + 2) + 4 * (1 + 2));
+}
+// With the LM head: its vocabulary-parallel softmax over the tp group, the loss gradient from seeded labels, its
+// backward and its gradients' bucket and Adam; checked: the probabilities of every chip's vocabulary shard, the head's
+// reduced gradients and update, and the stack's input gradients that now come through the head.
+TEST_CASE("the step with the LM head run whole on dp 2 x tp 2 x pp 2 full chips matches the FP64 model (BF16, 2 micro-batches)") {
+    // Stage 0 chips: 2 input gradients, their layer's gradients and update; stage 1: output, probabilities, their
+    // layer's and the head's gradients and updates.
+    require_checked(stack_step(2, 2, 2, numerics::dtype::bf16, true, 2, true), 4 * (2 + 2) + 4 * (2 + 2 + 2));
 }
 TEST_CASE("a checked step that the check cannot yet follow is refused naming why") {
     const auto cfg = load("ring-8", {"chips.model=full", "chip.collective_reduce=dma"});

@@ -196,6 +196,14 @@ void check_dataflow(const layer_plan& lp, numerics::dtype t, uint32_t partitions
             }
         for (const auto* pass : passes)
             for (const auto& o : *pass) {
+                if (o.k == layer_op::kind::phase)  // every tensor of a phase is bound (else it lands at the HBM base)
+                    for (const auto& i : phase_tensors(phase_of(o, t), partitions)) {
+                        bool bound = false;
+                        for (const auto& io : o.io) bound = bound || io.first == i.name;
+                        if (!bound)
+                            throw std::logic_error(std::string(what) + " operation " + o.name + ": its tensor " + i.name +
+                                                   " is not bound to a step tensor");
+                    }
                 std::set<std::string> writes;
                 for (const auto& [role, od] : o.io) {
                     const std::string at = std::string(what) + " operation " + o.name + ", operand " + role + " (" +

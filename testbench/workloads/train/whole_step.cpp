@@ -190,14 +190,15 @@ double stored(double x, numerics::dtype t) {
 }
 
 // The data of a checked step (seeded) and its FP64 reference: the whole model's weights (every layer's full
-// matrices; a chip holds its tensor-parallel shard), Adam's moments, RoPE's tables, every replica's input activations
-// and output gradient; the reference's outputs, input gradients, gradients summed over the replicas and the Adam
-// updates.
+// matrices, the head's; a chip holds its tensor-parallel shard), Adam's moments, RoPE's tables, every replica's input
+// activations and either its labels (with the head: the loss is the sum of the tokens' cross-entropies) or the
+// gradient of the stack's output; the reference's outputs, probabilities, input gradients, gradients summed over the
+// replicas and micro-batches, and the Adam updates.
 class stack_check {
 public:
-    stack_check(const model_spec& m, const parallel_plan& p, const layer_plan& lp, uint64_t seed)
-        : m(m), p(p), lp(lp), M(p.micro_batches(m)), T(uint64_t(p.micro_batch) * m.seq), H(m.hidden), d(m.head_dim()),
-          h(m.heads / p.tp), F(m.ffn / p.tp) {
+    stack_check(const model_spec& m, const parallel_plan& p, const layer_plan& lp, uint64_t seed, bool head)
+        : m(m), p(p), lp(lp), head(head), M(p.micro_batches(m)), T(uint64_t(p.micro_batch) * m.seq), H(m.hidden),
+          d(m.head_dim()), h(m.heads / p.tp), F(m.ffn / p.tp), V(m.vocab / p.tp) {
         tb::rng g(seed * 0x9E3779B97F4A7C15ull + 42);
         auto rnd = [&](uint32_t rows, uint32_t cols, double lo, double hi, bool model_dtype) {
             golden::mat a(rows, cols);
@@ -229,9 +230,17 @@ public:
             }
             moment1.push_back(mo), moment2.push_back(ve);
         }
-        // Per replica, its micro-batches' rows one after another.
-        for (uint32_t r = 0; r < p.dp; ++r)
+        // The head: the output projection (hidden x vocab) and the final norm's gain; their Adam moments.
+        wout = rnd(H, m.vocab, -a, a, true), gf = rnd(1, H, 0.8, 1.2, true);
+        wout_m = rnd(H, m.vocab, -1e-3, 1e-3, false), wout_v = rnd(H, m.vocab, 0.0, 1e-6, false);
+        gf_m = rnd(1, H, -1e-3, 1e-3, false), gf_v = rnd(1, H, 0.0, 1e-6, false);
+        // Per replica, its micro-batches' rows one after another (labels: a token each).
+        for (uint32_t r = 0; r < p.dp; ++r) {
             x.push_back(rnd(uint32_t(M * T), H, -1, 1, true)), dy.push_back(rnd(uint32_t(M * T), H, -1, 1, true));
+            std::vector<uint32_t> lab(M * T);
+            for (auto& l : lab) l = uint32_t(g.uniform() * m.vocab) % m.vocab;
+            labels.push_back(lab);
+        }
         reference();
     }
 
@@ -261,7 +270,23 @@ public:
         write(chip, base + mem.at(step_part::layer, 0, 0, "nsin").addr, ns, m.dtype);
         for (uint64_t mb = 0; mb < M; ++mb) {
             if (first) write(chip, base + mem.received(mb), slice(x[r], mb), m.dtype);
-            if (last) write(chip, base + mem.received_grad(mb), slice(dy[r], mb), m.dtype);
+            if (last && !head) write(chip, base + mem.received_grad(mb), slice(dy[r], mb), m.dtype);
+            if (last && head) {  // -1 at each token's label in the chip's vocabulary shard
+                std::vector<double> lv(T * V, 0.0);
+                for (uint64_t i = 0; i < T; ++i) {
+                    const uint32_t l = labels[r][mb * T + i];
+                    if (l / V == t) lv[i * V + l % V] = -1.0;
+                }
+                write(chip, base + mem.labels(uint32_t(mb)), lv, m.dtype);
+            }
+        }
+        if (last && head) {
+            const auto& f = mem.flat(LS);
+            const std::vector<double> wf = head_flat(wout, gf, t);
+            write(chip, base + f.w, wf, m.dtype);
+            write(chip, base + f.master, wf, numerics::dtype::fp32);
+            write(chip, base + f.m, head_flat(wout_m, gf_m, t), numerics::dtype::fp32);
+            write(chip, base + f.v, head_flat(wout_v, gf_v, t), numerics::dtype::fp32);
         }
     }
 
@@ -269,7 +294,8 @@ public:
     // input gradient of every micro-batch (first stage), every layer's reduced gradients and Adam's update of its
     // master weights.
     void verify(platform::chip& chip, uint64_t base, step_tensors& mem, uint32_t chip_id, uint32_t st, uint32_t LS,
-                uint32_t r, uint32_t t, bool first, bool last, uint64_t y_addr, whole_result& res) const {
+                uint32_t r, uint32_t t, bool first, bool last, uint64_t y_addr, uint64_t probs_addr,
+                whole_result& res) const {
         const double u = numerics::dtype::fp32 == m.dtype ? 0x1.0p-24 : m.dtype == numerics::dtype::fp16 ? 0x1.0p-11 : 0x1.0p-8;
         const std::string c = "chip " + std::to_string(chip_id) + " ";
         // Tolerances (normwise): the single-core decoder's for FP32 engine math and activation approximations (2e-5
@@ -277,8 +303,21 @@ public:
         // u a layer as measured (BF16, 2 layers: output 1.9 u, gradients up to 2 u).
         // The weights' gradients are also summed over the micro-batches in the model dtype: one rounding (u) per
         // micro-batch after the first.
-        const double fwd = 3.0 * u * m.layers + 2e-5, bwd = 5.0 * u * m.layers + 1e-4, acc = u * double(M - 1);
+        // The head counts as a layer more.
+        const double layers = double(m.layers) + (head ? 1.0 : 0.0);
+        const double fwd = 3.0 * u * layers + 2e-5, bwd = 5.0 * u * layers + 1e-4, acc = u * double(M - 1);
         if (last) compare(res, c + "output", read(chip, base + y_addr, T * H, m.dtype), slice(y[r], M - 1), fwd);
+        if (last && head) {  // the probabilities of the chip's vocabulary shard, the last micro-batch
+            std::vector<double> want(T * V);
+            for (uint64_t i = 0; i < T; ++i)
+                for (uint64_t v = 0; v < V; ++v) want[i * V + v] = probs[r]((M - 1) * T + i, uint32_t(t * V + v));
+            compare(res, c + "probabilities", read(chip, base + probs_addr, T * V, m.dtype), want, fwd);
+            const auto& f = mem.flat(LS);
+            const std::vector<double> g = read(chip, base + f.g, f.params, m.dtype);
+            compare(res, c + "head gradients", g, head_flat(dwout, dgf, t), bwd + acc);
+            adam_check(res, chip, base, f, c + "head ", head_flat(wout, gf, t), head_flat(wout_m, gf_m, t),
+                       head_flat(wout_v, gf_v, t), g);
+        }
         for (uint64_t mb = 0; first && mb < M; ++mb)
             compare(res, c + "input gradient" + (M > 1 ? " (micro-batch " + std::to_string(mb) + ")" : ""),
                     read(chip, base + mem.sent_grad(mb), T * H, m.dtype), slice(dx[r], mb), bwd);
@@ -288,33 +327,81 @@ public:
             const std::string at = c + "layer " + std::to_string(gl) + " ";
             const std::vector<double> g = read(chip, base + f.g, f.params, m.dtype);
             compare(res, at + "gradients", g, flat_of(grads[gl], t), bwd + acc);
-            // Adam from the gradients the chip reduced (checked above), as the phases are checked on their inputs.
-            std::vector<double> p0 = flat_of(weights[gl], t), pw = p0, m1 = flat_of(moment1[gl], t),
-                                m2 = flat_of(moment2[gl], t);
-            adam_reference(pw, m1, m2, g);
-            std::vector<double> got = read(chip, base + f.master, f.params, numerics::dtype::fp32);
-            double pmax = 0;
-            for (size_t i = 0; i < p0.size(); ++i) got[i] -= p0[i], pw[i] -= p0[i], pmax = std::max(pmax, std::fabs(p0[i]));
-            // The update: lr-sized (it would vanish in the weights' own error); plus the FP32 rounding of p'.
-            double umax = 0;
-            for (double v : pw) umax = std::max(umax, std::fabs(v));
-            compare(res, at + "Adam update", got, pw, 1e-4 + (umax > 0 ? 2.0 * pmax * 0x1.0p-24 / umax : 0.0));
+            adam_check(res, chip, base, f, at, flat_of(weights[gl], t), flat_of(moment1[gl], t),
+                       flat_of(moment2[gl], t), g);
         }
     }
 
 private:
+    // Adam's update of the master weights p0 (moments m1, m2) from the gradients g the chip reduced (checked apart),
+    // as the phases are checked on their inputs.
+    static void adam_check(whole_result& res, platform::chip& chip, uint64_t base, const step_tensors::flat_buffers& f,
+                           const std::string& at, std::vector<double> p0, std::vector<double> m1,
+                           std::vector<double> m2, const std::vector<double>& g) {
+        std::vector<double> pw = p0;
+        adam_reference(pw, m1, m2, g);
+        std::vector<double> got = read(chip, base + f.master, f.params, numerics::dtype::fp32);
+        double pmax = 0;
+        for (size_t i = 0; i < p0.size(); ++i) got[i] -= p0[i], pw[i] -= p0[i], pmax = std::max(pmax, std::fabs(p0[i]));
+        // The update: lr-sized (it would vanish in the weights' own error); plus the FP32 rounding of p'.
+        double umax = 0;
+        for (double v : pw) umax = std::max(umax, std::fabs(v));
+        compare(res, at + "Adam update", got, pw, 1e-4 + (umax > 0 ? 2.0 * pmax * 0x1.0p-24 / umax : 0.0));
+    }
+    // The head's weights as rank t holds them: its columns of the output projection, then the final norm's gain.
+    std::vector<double> head_flat(const golden::mat& w, const golden::mat& g, uint32_t t) const {
+        std::vector<double> out;
+        for (const auto& dcl : lp.head_tensors) {
+            if (dcl.scope != tensor_scope::weight) continue;
+            for (uint32_t i = 0; i < dcl.rows; ++i)
+                for (uint32_t c = 0; c < dcl.cols; ++c) {
+                    if (dcl.name == "wout") out.push_back(w(i, uint32_t(t * V + c)));
+                    else if (dcl.name == "gf") out.push_back(g(0, c));
+                    else throw std::logic_error("stack check: head weight " + dcl.name);
+                }
+        }
+        return out;
+    }
+    // The head on the stack's output y of one micro-batch: p = softmax(norm(y) gf Wout); the gradient of the summed
+    // cross-entropies with respect to y (returned) and, summed in, to Wout and gf.
+    golden::mat head_step(const golden::mat& y, const std::vector<uint32_t>& lab, uint64_t first, golden::mat& p) {
+        golden::norm_state ns;
+        const golden::mat hn = golden::norm_forward(y, gf, nullptr, 1e-5, ns);
+        p = golden::matmul(hn, wout);
+        for (uint32_t i = 0; i < p.rows; ++i) {
+            double mx = -INFINITY, sum = 0;
+            for (uint32_t v = 0; v < p.cols; ++v) mx = std::max(mx, p(i, v));
+            for (uint32_t v = 0; v < p.cols; ++v) sum += (p(i, v) = std::exp(p(i, v) - mx));
+            for (uint32_t v = 0; v < p.cols; ++v) p(i, v) /= sum;
+        }
+        golden::mat dl = p;
+        for (uint32_t i = 0; i < dl.rows; ++i) dl(i, lab[first + i]) -= 1.0;
+        acc(dwout, golden::matmul_tn(hn, dl));
+        golden::mat dg, db;
+        const golden::mat dyv = golden::norm_backward(golden::matmul_nt(dl, wout), gf, false, ns, dg, db);
+        acc(dgf, dg);
+        return dyv;
+    }
+
     void reference() {
         const uint32_t S = m.seq;
         grads.assign(m.layers, golden::decoder_weights{});
         for (uint32_t l = 0; l < m.layers; ++l) grads[l] = zero_like(weights[l]);
+        dwout = golden::mat(H, m.vocab), dgf = golden::mat(1, H);
         for (uint32_t r = 0; r < p.dp; ++r) {
             y.emplace_back(uint32_t(M * T), H), dx.emplace_back(uint32_t(M * T), H);
+            probs.emplace_back(head ? uint32_t(M * T) : 0u, head ? m.vocab : 0u);
             for (uint64_t b = 0; b < M * p.micro_batch; ++b) {
                 std::vector<golden::mat> xs{rows(x[r], uint32_t(b * S), S)};
                 for (uint32_t l = 0; l < m.layers; ++l)
                     xs.push_back(golden::decoder(xs[l], weights[l], m.heads, true, 1e-5, nullptr, nullptr));
                 put_rows(y[r], xs.back(), uint32_t(b * S));
                 golden::mat g = rows(dy[r], uint32_t(b * S), S);
+                if (head) {
+                    golden::mat pb;
+                    g = head_step(xs.back(), labels[r], b * S, pb);
+                    put_rows(probs[r], pb, uint32_t(b * S));
+                }
                 for (uint32_t l = m.layers; l-- > 0;) {
                     golden::decoder_grads gr;
                     golden::decoder(xs[l], weights[l], m.heads, true, 1e-5, &g, &gr);
@@ -404,10 +491,14 @@ private:
     const model_spec& m;
     const parallel_plan& p;
     const layer_plan& lp;
+    const bool head;      // the last stage runs the head (the labels given), else the output gradient is given
     const uint64_t M, T;  // micro-batches per replica, tokens of one
-    const uint32_t H, d, h, F;
+    const uint32_t H, d, h, F, V;  // hidden, head dim, heads, ffn and vocabulary a chip
     std::vector<golden::decoder_weights> weights, moment1, moment2, grads;
     std::vector<golden::mat> x, dy, y, dx;  // per replica: input, output gradient; the reference's output, input gradient
+    std::vector<std::vector<uint32_t>> labels;  // per replica: every token's label
+    std::vector<golden::mat> probs;             // per replica: the reference's probabilities (with the head)
+    golden::mat wout, gf, wout_m, wout_v, gf_m, gf_v, dwout, dgf;  // the head's weights, moments and gradients
 };
 
 using per_chip = std::vector<op_id>;               // an operation's id on every chip (NONE off its stage)
@@ -420,12 +511,12 @@ public:
                   const whole_options& opt)
         : cfg(with_data(cfg_in, opt.check)), cc(cfg.chip), mc(cfg.multichip), m(m), p(p), opt(opt), n(mc.chips()),
           lp(plan_layer(m, p)), bwd_acc(accumulating(lp.bwd)), head_bwd_acc(accumulating(lp.head_bwd)), L(m.layers), M(p.micro_batches(m)), S(p.pp), LS(L / S),
-          groups(groups_of(snake_placement(mc.topo), p)), embedding(!opt.stack && !opt.check), head(!opt.stack && !opt.check),
+          groups(groups_of(snake_placement(mc.topo), p)), embedding(!opt.stack && !opt.check), head(!opt.stack),
           seq(sequence_layout(cc, n, cc.hbm_base + cc.hbm.capacity_bytes - PAGE)) {
         const uint64_t first = place_regions();
         for (uint32_t st = 0; st < S; ++st)
             mem.emplace_back(lp, m.dtype, st, S, LS, M, first, cc.hbm.capacity_bytes - PAGE, embedding, head);
-        if (opt.check) check.emplace(m, p, lp, opt.seed);
+        if (opt.check) check.emplace(m, p, lp, opt.seed, head);
     }
 
     void add_passes();
@@ -498,11 +589,12 @@ private:
     uint64_t coll_base[4] = {0, 0, 0, 0};  // each stream's collective region (offset from the HBM base)
     std::vector<step_tensors> mem;  // per stage: where its tensors lie
     // The first stage runs the embedding (not with stack or check: the input activations are given), the last the
-    // head (not with stack or check: the output gradients are given).
+    // head (not with stack: the output gradients are given).
     const bool embedding, head;
     std::optional<stack_check> check;  // whole_options::check: the data and the reference
-    std::vector<uint64_t> output_at;   // per stage: where the last micro-batch's output lies (the check reads it; the
-                                       // earlier ones' blocks were reused)
+    // Per stage: where the last micro-batch's output and (last stage, with the head) probabilities lie (the check
+    // reads them; the earlier micro-batches' blocks were reused).
+    std::vector<uint64_t> output_at, probs_at;
     tb::op_sequence seq;
     std::vector<op_meta> meta;
     std::vector<std::vector<per_chip>> recv_fwd, recv_bwd;  // the sends into each stage, per micro-batch
@@ -701,6 +793,7 @@ void whole_builder::add_passes() {
     last_bucket.assign(S, {});
     stage_last.assign(S, {});
     output_at.assign(S, 0);
+    probs_at.assign(S, 0);
     const bool dp = p.dp > 1;
     for (const auto& ev : order) {
         const uint32_t st = ev.stage, mb = ev.mb;
@@ -734,6 +827,7 @@ void whole_builder::add_passes() {
             }
             if (st > 0) recv_bwd[st - 1][mb] = send(st, st - 1, last, mb, false);
             if (mb + 1 == M) output_at[st] = mem[st].at(step_part::layer, LS - 1, mb, "y").addr;
+            if (mb + 1 == M && st == S - 1 && head) probs_at[st] = mem[st].at(step_part::head, 0, mb, "probs").addr;
             mem[st].release(mb);  // the stage is done with the micro-batch's activations
         }
         stage_last[st] = last;
@@ -827,7 +921,7 @@ whole_result whole_builder::run(std::chrono::steady_clock::time_point t0) {
                 for (uint32_t t = 0; t < p.tp; ++t) {
                     const uint32_t c = groups.tp[st][d][t];
                     check->verify(*plat.full_chip(c), cc.hbm_base, mem[st], c, st, LS, d, t, st == 0, st == S - 1,
-                                  output_at[st], r);
+                                  output_at[st], probs_at[st], r);
                 }
     }
     return r;

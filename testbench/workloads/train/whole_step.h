@@ -40,12 +40,13 @@ struct whole_options {
     // The decoder stack alone: every layer's forward and backward, their all-reduces, sends, buckets and Adam; no
     // embedding and no head (each replica's input activations and the gradient of the stack's output are given).
     bool stack = false;
-    // A functional run of the decoder stack's step, checked: every layer's forward and backward on every chip, the
-    // tensor-parallel all-reduces, pipeline sends, gradient buckets and Adam, with data (no embedding and no head:
-    // each replica's input activations and the gradient of the stack's output are given, seeded), and every chip's
-    // output, input gradient, reduced gradients and weight updates compared with the FP64 model (golden decoder,
-    // the layers stacked, summed over the replicas' sequences and micro-batches; the output of each replica's last
-    // micro-batch, whose activations are not reused). As many key/value heads as query heads (std::invalid_argument
+    // A functional run of the step, checked: every layer's forward and backward on every chip, the tensor-parallel
+    // all-reduces, pipeline sends, gradient buckets and Adam, and the LM head (its vocabulary-parallel softmax and
+    // the loss gradient over seeded labels; with stack, no head: the gradient of the stack's output seeded), with
+    // data (no embedding: each replica's input activations are seeded), and every chip's outputs (the stack's output,
+    // the head's probabilities: the last micro-batch's, whose activations are not reused), input gradients, reduced
+    // gradients and weight updates compared with the FP64 model (golden decoder, the layers stacked, the head, summed
+    // over the replicas' sequences and micro-batches). As many key/value heads as query heads (std::invalid_argument
     // otherwise).
     bool check = false;
     uint64_t seed = 1;
