@@ -378,7 +378,7 @@ private:
         for (uint32_t i = 0; i < dl.rows; ++i) dl(i, lab[first + i]) -= 1.0;
         acc(dwout, golden::matmul_tn(hn, dl));
         golden::mat dg, db;
-        const golden::mat dyv = golden::norm_backward(golden::matmul_nt(dl, wout), gf, false, ns, dg, db);
+        golden::mat dyv = golden::norm_backward(golden::matmul_nt(dl, wout), gf, false, ns, dg, db);
         acc(dgf, dg);
         return dyv;
     }
