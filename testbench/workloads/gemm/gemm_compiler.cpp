@@ -78,7 +78,11 @@ namespace {
 //
 // Semaphores (counts only grow; waits name the cumulative count needed): LOAD[b] operand tiles DMA'd into buffer b,
 // STAGE[b] staging tiles of buffer b landed, TURN[b] transposes into buffer b done, MM[b] matmuls done reading
-// buffer b, FREE[a] PSUM accumulator a read out (stored, or copied out), CSTORE[a] C slot a stored.
+// buffer b, FREE[a] PSUM accumulator a read out (stored, or copied out), CSTORE[a] C slot a stored. A count says how
+// many of a semaphore's DMAs have landed, not which (they run on several engines and land in any order), so a wait
+// names the count after every DMA of the step that signals it: a step's transposes wait for all its staging tiles
+// (a wait for "its own" tile's count could be met by a later tile landing first, and the transpose would read a
+// staging tile still being written).
 class gemm_emitter {
 public:
     gemm_emitter(const gemm_spec& g, const gemm_layout& l, const platform::chip_config& chip, uint64_t sbuf_bytes)
@@ -200,9 +204,8 @@ private:
         progs[c].dma[queue].push_back(in);
         ++ct.stage[b];
         for (uint32_t p = 0; p * P < k.second; ++p) {
-            core::instruction tr;
+            core::instruction tr;  // its wait: k_step, once every staging tile of the step is loaded
             tr.op = core::opcode::vector;
-            tr.waits.push_back({SEM_STAGE + b, ct.stage[b]});
             tr.signal = int32_t(SEM_TURN + b);
             auto& v = tr.vec;
             v.op = ve::vop::transpose;
@@ -211,7 +214,7 @@ private:
             v.a = {g.dtype, cc.sbuf_base + stage + uint64_t(p) * P * es, spb};
             v.out = {g.dtype, cc.sbuf_base + tile_off + p * plane_off + col * es, spb};
             v.tag = ct.step;
-            progs[c].vector.push_back(tr);
+            turns.push_back(tr);
             ++ct.turn[b];
         }
     }
@@ -243,6 +246,12 @@ private:
                 load_turned(c, 1, b, free_wait, l.b_addr, ldb, k, ns[j].first + r,
                             std::min(P, ns[j].second - r), stage + (r / P) * uint64_t(t.kt) * es, tile, r, b_plane);
         }
+        // The transposes, once every staging tile of the step has landed (the count after all of them).
+        for (auto& tr : turns) {
+            tr.waits.push_back({SEM_STAGE + b, ct.stage[b]});
+            progs[c].vector.push_back(std::move(tr));
+        }
+        turns.clear();
         // Matmuls: every (i, j) accumulator of the block.
         for (size_t i = 0; i < ms.size(); ++i)
             for (size_t j = 0; j < ns.size(); ++j) {
@@ -333,6 +342,7 @@ private:
     uint64_t a_tile = 0, b_tile = 0, a_stage = 0, b_stage = 0, stage_off = 0, buf_bytes = 0, c_off = 0;
     uint32_t acc_count = 0, nbuf = 0;
     uint32_t SEM_MM = 0, SEM_STAGE = 0, SEM_TURN = 0, SEM_FREE = 0, SEM_CSTORE = 0;
+    std::vector<core::instruction> turns;  // the step's transposes, emitted after its staging loads
     std::vector<core::core_program> progs;
     std::vector<counts> cnt;
 };
