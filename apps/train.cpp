@@ -196,7 +196,7 @@ int cmd_train(const args& a) {
             else if (c.hbm_bytes > 0) achieved = fmt("  %.0f GB/s HBM", c.hbm_bytes / c.ns);
             out << fmt("    %-22s %-34s %3s %10s %5.1f %%  %s%s\n", c.name.c_str(), c.what.c_str(),
                        c.count > 1 ? fmt("x%u", c.count).c_str() : "", time_str(t).c_str(), 100 * t / tot,
-                       c.kind == "tp_allreduce" || c.kind == "tp_allgather" ? "comm" : c.memory_bound ? "memory-bound" : "compute",
+                       train::tp_comm(c.kind) ? "comm" : c.memory_bound ? "memory-bound" : "compute",
                        achieved.c_str());
         }
     };

@@ -221,8 +221,7 @@ namespace {
 // The output of L's all-reduce over its input.
 void in_place(lowering_layout& L, const collective::schedule& s) {
     const auto a = s.p.a;
-    if (s.p.o != collective::op::allreduce ||
-        (a != collective::algo::ring && a != collective::algo::bidir_ring && a != collective::algo::torus))
+    if (s.p.o != collective::op::allreduce || !reduces_in_place(a))
         throw std::invalid_argument(std::string("collective in place: an all-reduce over a ring, bidir_ring or torus, "
                                                 "not ") + std::string(collective::name_of(s.p.o)) + " (" +
                                     std::string(collective::name_of(a)) + ")");
@@ -241,6 +240,10 @@ void use_cores(lowering_layout& L, uint32_t first, uint32_t count) {
 }
 
 } // namespace
+
+bool reduces_in_place(collective::algo a) {
+    return a == collective::algo::ring || a == collective::algo::bidir_ring || a == collective::algo::torus;
+}
 
 void apply_options(lowering_layout& L, const collective::schedule& s, const collective_options& opt) {
     if (opt.copy_piece) L.copy_piece = opt.copy_piece;

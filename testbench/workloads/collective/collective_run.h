@@ -70,6 +70,9 @@ struct lowering_layout;
 // `sem_first` (semaphores left to another program): where to start when the chips run something else too.
 lowering_layout full_chip_layout(const platform::platform_config& cfg, const collective::schedule& s,
                                  uint64_t hbm_from = 0, uint64_t sbuf_from = 0, uint32_t sem_first = 0);
+// Whether an all-reduce by algorithm a can reduce in place (its output over its input: ring, bidir_ring, torus).
+bool reduces_in_place(collective::algo a);
+
 // The full-chip placement options of opt (copy_piece, first_core and cores, in_place) applied to layout L.
 void apply_options(lowering_layout& L, const collective::schedule& s, const collective_options& opt);
 // Throws std::invalid_argument for cores that are not the chip's, or in place for an operation or algorithm that

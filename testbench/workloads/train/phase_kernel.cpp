@@ -4,6 +4,8 @@
 #include <cmath>
 #include <functional>
 #include <stdexcept>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "platforms/single_chip/chip.h"
@@ -128,10 +130,21 @@ struct phase_plan {
     }
 };
 
-uint64_t elements(const phase_spec& s, const hbm_tensor& t) {
-    if (t.d.sh == shape::stats) return 2 * s.rows * std::max<uint64_t>(s.parts, 1);
-    return t.d.sh == shape::full ? s.rows * s.cols : t.d.sh == shape::row ? s.cols : s.rows;
+// A tensor's rows and columns in phase s (its shape).
+std::pair<uint64_t, uint64_t> dims(const phase_spec& s, const tensor_def& d) {
+    switch (d.sh) {
+    case shape::row: return {1, s.cols};
+    case shape::col: return {s.rows, 1};
+    case shape::stats: return {2 * uint64_t(std::max<uint32_t>(s.parts, 1)), s.rows};
+    case shape::full: break;
+    }
+    return {s.rows, s.cols};
 }
+uint64_t elements(const phase_spec& s, const tensor_def& d) {
+    const auto [r, c] = dims(s, d);
+    return r * c;
+}
+uint64_t elements(const phase_spec& s, const hbm_tensor& t) { return elements(s, t.d); }
 
 // Constants of the math (values only matter to functional runs); Adam runs its step 2.
 constexpr float EPS = 1e-5f, B1 = 0.9f, B2 = 0.999f, LR = 1e-4f, ADAM_EPS = 1e-8f;
@@ -191,10 +204,7 @@ phase_plan plan_phase(const platform::chip_config& cc, const phase_spec& s) {
         }
     }
     for (const auto& d : kd.hbm) {
-        const uint64_t n = d.sh == shape::stats ? 2 * s.rows * std::max<uint64_t>(s.parts, 1)
-                         : d.sh == shape::full  ? s.rows * s.cols
-                         : d.sh == shape::row   ? s.cols
-                                                : s.rows;
+        const uint64_t n = elements(s, d);
         const auto it = s.at.find(d.name);
         if (it != s.at.end()) hbm.push_back({d, it->second.addr, it->second.pitch ? it->second.pitch : s.cols});
         else hbm.push_back({d, place(n * esz(d.fp32)), s.cols});
@@ -804,8 +814,7 @@ std::vector<phase_tensor_info> phase_tensors(const phase_spec& s, uint32_t parti
         phase_tensor_info t;
         t.name = d.name;
         t.read = d.role != 1, t.written = d.role != 0, t.fp32 = d.fp32;
-        t.rows = d.sh == shape::row ? 1 : d.sh == shape::stats ? 2 * uint64_t(std::max<uint32_t>(s.parts, 1)) : s.rows;
-        t.cols = d.sh == shape::col ? 1 : d.sh == shape::stats ? s.rows : s.cols;
+        std::tie(t.rows, t.cols) = dims(s, d);
         v.push_back(t);
     }
     if (s.kind == phase_kind::rmsnorm_bwd) v.push_back({"dgain", false, true, true, (s.rows + partitions - 1) / partitions, s.cols});

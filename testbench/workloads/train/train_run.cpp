@@ -129,6 +129,15 @@ tb::collective_options step_collective(uint32_t stream, uint32_t cores, const pa
     return co;
 }
 
+collective::params step_collective_params(collective::op o, collective::algo a, numerics::dtype model, uint64_t bytes) {
+    collective::params cp;
+    cp.o = o;
+    cp.a = a;
+    cp.dt = o == collective::op::allgather ? numerics::dtype::fp32 : model;
+    cp.bytes = bytes;
+    return cp;
+}
+
 tb::gemm_spec gemm_of(const layer_op& o, numerics::dtype t) {
     tb::gemm_spec g;
     g.m = o.m, g.k = o.kk, g.n = o.n, g.dtype = t;
@@ -516,15 +525,13 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
             if (q.kind == "send") {
                 sch = collective::build_sends(cfg.multichip.topo, sends, q.bytes);
             } else {
-                const bool tp = q.kind == "tp_allreduce" || q.kind == "tp_allgather";
-                collective::params cp;
-                cp.o = q.kind == "tp_allgather" ? collective::op::allgather : collective::op::allreduce;
-                cp.a = tp ? opt.tp_algo : opt.dp_algo;
-                cp.dt = q.kind == "tp_allgather" ? numerics::dtype::fp32 : m.dtype;  // the gathered row statistics
-                cp.bytes = q.bytes;
-                sch = collective::build_groups(cfg.multichip.topo, tp ? tp_groups : dp_groups, cp);
+                const bool tp = tp_comm(q.kind);
+                sch = collective::build_groups(
+                    cfg.multichip.topo, tp ? tp_groups : dp_groups,
+                    step_collective_params(q.kind == "tp_allgather" ? collective::op::allgather : collective::op::allreduce,
+                                           tp ? opt.tp_algo : opt.dp_algo, m.dtype, q.bytes));
             }
-            tb::collective_options co = step_collective(q.kind == "tp_allreduce" || q.kind == "tp_allgather" ? STREAM_PASSES
+            tb::collective_options co = step_collective(tp_comm(q.kind) ? STREAM_PASSES
                                                         : q.kind == "send"       ? STREAM_SENDS_FWD
                                                                                  : STREAM_BUCKETS,
                                                         tcfg.chip.cores, p);
@@ -532,9 +539,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
             co.sim = so;
             // The step's all-reduces reduce its activations and gradient buckets in place (the whole step runs them
             // so, with the algorithms that can); the all-gather and the sends land in tensors of their own.
-            const auto a = sch.p.a;
-            co.in_place = (q.kind == "tp_allreduce" || q.kind == "dp_allreduce") &&
-                          (a == collective::algo::ring || a == collective::algo::bidir_ring || a == collective::algo::torus);
+            co.in_place = (q.kind == "tp_allreduce" || q.kind == "dp_allreduce") && tb::reduces_in_place(sch.p.a);
             const auto cr = tb::run_schedule(tcfg, sch, co);
             return {{"ns", cr.sim_ns}, {"wall_s", cr.wall_s}, {"hbm_bytes", 0}, {"memory_bound", false}};
         });
@@ -596,7 +601,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
             const double t = c.ns * c.count;
             total += t + barrier;
             sync += barrier;
-            if (c.kind == "tp_allreduce" || c.kind == "tp_allgather") tp += t;
+            if (tp_comm(c.kind)) tp += t;
             else if (c.memory_bound) memory += t;
             else compute += t;
         }

@@ -51,6 +51,9 @@ enum step_stream : uint32_t { STREAM_PASSES = 0, STREAM_BUCKETS = 1, STREAM_SEND
 //   hold the next all-reduce's DMA work behind its own in the engines' queues (measured on tiny dp 2 x tp 4, ring-8:
 //   an all-reduce beside a bucket took 98 us instead of 26); otherwise every collective has all cores.
 tb::collective_options step_collective(uint32_t stream, uint32_t cores, const parallel_plan& p);
+// A group collective of the step: an all-reduce of model-dtype tensors, or the head's all-gather of the FP32 softmax
+// statistics (bytes: the gathered output).
+collective::params step_collective_params(collective::op o, collective::algo a, numerics::dtype model, uint64_t bytes);
 
 struct train_options {
     bool replay = true;
@@ -63,6 +66,10 @@ struct train_options {
     // request of its own, so a large model's uses are counted first and a plan over the limit is refused.
     double host_limit_bytes = 0;
 };
+
+// Whether an operation of that kind (op_cost::kind, the whole step's spans) is the tensor-parallel group's
+// communication: its all-reduces and the head's all-gather.
+inline bool tp_comm(const std::string& kind) { return kind == "tp_allreduce" || kind == "tp_allgather"; }
 
 // One simulated operation and what it cost.
 struct op_cost {

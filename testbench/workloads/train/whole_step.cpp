@@ -538,12 +538,7 @@ private:
     // An all-reduce of the model dtype, or an all-gather of FP32 row statistics (`bytes`: the gathered output).
     collective::schedule schedule_of(const std::vector<std::vector<uint32_t>>& g, collective::algo a, uint64_t bytes,
                                      collective::op op = collective::op::allreduce) const {
-        collective::params cp;
-        cp.o = op;
-        cp.a = a;
-        cp.dt = op == collective::op::allgather ? numerics::dtype::fp32 : m.dtype;
-        cp.bytes = bytes;
-        return collective::build_groups(mc.topo, g, cp);
+        return collective::build_groups(mc.topo, g, step_collective_params(op, a, m.dtype, bytes));
     }
     collective::schedule sends_of(uint32_t st, bool forward) const {  // stage st -> st + 1 (forward) or back
         std::vector<std::pair<uint32_t, uint32_t>> v = groups.sends[st];
@@ -953,12 +948,12 @@ void whole_builder::measure(whole_result& r, const std::vector<double>& begin, c
             const double t = end[o] - begin[o];
             if (mm.kind == "gemm") b.gemm_ns += t;
             else if (mm.kind == "phase") b.phase_ns += t;
-            else if (mm.kind == "tp_allreduce" || mm.kind == "tp_allgather") b.tp_ns += t;
+            else if (tp_comm(mm.kind)) b.tp_ns += t;
             else if (mm.kind == "adam") b.optimizer_ns += t;
             else if (mm.kind == "dp_allreduce") b.dp_end_ns = std::max(b.dp_end_ns, end[o]);
             if (mm.backward && mm.kind != "dp_allreduce" && mm.kind != "send")
                 b.backward_end_ns = std::max(b.backward_end_ns, end[o]);
-            if (mm.kind == "gemm" || mm.kind == "phase" || mm.kind == "tp_allreduce" || mm.kind == "tp_allgather") {
+            if (mm.kind == "gemm" || mm.kind == "phase" || tp_comm(mm.kind)) {
                 if (mm.after_recv) b.bubble_ns += std::max(0.0, begin[o] - pass_end);
                 pass_end = std::max(pass_end, end[o]);
             }
@@ -997,7 +992,7 @@ whole_result run_whole_step(const platform::platform_config& cfg, const model_sp
     // The all-reduces run in place on the step's activations and gradient buckets.
     for (auto [what, a, used] : {std::tuple<const char*, collective::algo, bool>{"--tp-algo", opt.tp_algo, p.tp > 1},
                                  {"--dp-algo", opt.dp_algo, p.dp > 1}})
-        if (used && a != collective::algo::ring && a != collective::algo::bidir_ring && a != collective::algo::torus)
+        if (used && !tb::reduces_in_place(a))
             throw std::invalid_argument(std::string("--whole ") + what + " " + std::string(collective::name_of(a)) +
                                         ": the step all-reduces its activations and gradients in place, which a ring, "
                                         "bidir_ring or torus all-reduce does");
