@@ -19,7 +19,8 @@ namespace trnsim::app {
 const char* TRAIN_USAGE = R"(trnsim train [--platform NAME | --config FILE] [--set key.path=value ...] [--config-dir DIR]
              --model NAME|FILE --dp D --tp T --pp P [--micro-batch B] [--global-batch G] [--steps N]
              [--tp-algo ring|bidir_ring] [--dp-algo ring|bidir_ring] [--no-replay [--max-host-gib G]] [--jobs J]
-             [--whole [--check]] [--timeline FILE.json] [--stats FILE.json] [--quiet]
+             [--whole [--check]] [--timeline FILE.json [--timeline-max-events N] [--timeline-window B:E]]
+             [--stats FILE.json] [--quiet]
   one training step of a Llama-style model (configs/models: llama-7b, llama-70b, llama-7b-2layers, tiny; or a JSON
   file) on a server or cluster platform: tensor parallelism over T chips, pipeline parallelism over P stages (1F1B over the
   micro-batches), data parallelism over D replicas with the gradient all-reduce overlapping backward; D*T*P must
@@ -30,7 +31,7 @@ const char* TRAIN_USAGE = R"(trnsim train [--platform NAME | --config FILE] [--s
   a Chrome/Perfetto trace. --whole (full chips: --set chips.model=full) also simulates the step whole, every
   chip running its own instruction streams in one simulation (the gradient all-reduces beside the backward pass:
   --set chip.collective_reduce=dma), and compares it with the composed step; --timeline then records every chip's
-  engines and queues. --whole --check runs the step whole with data instead (every layer's forward and backward
+  engines and queues (--timeline-window B:E in ns: a part of the step; --timeline-max-events N: the cap). --whole --check runs the step whole with data instead (every layer's forward and backward
   with its all-reduces, sends, gradient buckets and Adam, and the LM head with its loss over seeded labels; no
   embedding: each replica's input activations seeded) and checks every chip's output, probabilities, input
   gradients, reduced gradients (summed over the micro-batches) and Adam updates against the FP64 model (exit 1 if
@@ -45,7 +46,8 @@ std::string ms(double ns) { return fmt("%.3f ms", ns * 1e-6); }
 }  // namespace
 
 const option_set TRAIN_OPTIONS = {{"platform", "config", "set", "config-dir", "model", "dp", "tp", "pp", "micro-batch",
-                                   "global-batch", "steps", "tp-algo", "dp-algo", "jobs", "timeline", "stats", "max-host-gib"},
+                                   "global-batch", "steps", "tp-algo", "dp-algo", "jobs", "timeline", "timeline-max-events",
+                                   "timeline-window", "stats", "max-host-gib"},
                                   {"no-replay", "quiet", "whole", "check"},
                                   {"set"}};
 
@@ -79,7 +81,12 @@ int cmd_train(const args& a) {
     if (o.jobs == 0 || o.jobs > 256) throw usage_error("--jobs: 1 .. 256");
     const bool whole = a.has("whole");
     if (a.has("check") && !whole) throw usage_error("--check checks the step simulated whole: add --whole");
-    if (!whole) o.timeline_file = a.str("timeline", "");
+    if (!whole) {
+        o.timeline_file = a.str("timeline", "");
+        a.refuse({"timeline-max-events", "timeline-window"},
+                 "records the instructions of the step simulated whole: add --whole (the composed step's timeline has "
+                 "one span per operation)");
+    }
     try {
         o.tp_algo = collective::parse_algo(a.str("tp-algo", "bidir_ring"));
         o.dp_algo = collective::parse_algo(a.str("dp-algo", "bidir_ring"));
