@@ -268,6 +268,18 @@ int cmd_train(const args& a) {
                        ms(b.tp_ns).c_str(), ms(b.dp_exposed_ns).c_str(), ms(b.optimizer_ns).c_str(),
                        ms(b.bubble_ns).c_str(), ms(b.sync_ns).c_str());
         }
+        // The compute operation whose slowest core lagged the chip's other cores most, on the critical chip.
+        const train::whole_span* held = nullptr;
+        for (const auto& sp : w.spans)
+            if (sp.chip == w.critical_chip && (sp.kind == "gemm" || sp.kind == "phase") &&
+                (!held || sp.lag_ns > held->lag_ns))
+                held = &sp;
+        if (held && held->lag_ns > 0)
+            out << fmt("  whole lag       %s (micro-batch %u) on chip %u: core %u finished %s after the chip's other "
+                       "cores, of %s (the largest lag of its compute operations; every span's: --stats "
+                       "whole.spans[].lag_ns)\n",
+                       held->name.c_str(), held->micro_batch, held->chip, held->last_core, ms(held->lag_ns).c_str(),
+                       ms(held->end_ns - held->begin_ns).c_str());
         out << fmt("  whole run       %llu operations, %llu barrier writes, %llu instructions; %.1f s wall (%.1f s "
                    "building the programs and the platform)\n",
                    (unsigned long long)w.operations, (unsigned long long)w.barrier_writes,

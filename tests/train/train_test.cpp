@@ -614,10 +614,17 @@ TEST_CASE("a step simulated whole runs every operation on every chip, gradient b
     CHECK(w.barrier_writes == w.operations * 8 * 8);
     // Every operation on every chip ran and has a span.
     CHECK(w.spans.size() == w.operations);
+    bool lagging = false;
     for (const auto& s : w.spans) {
         INFO(s.name << " on chip " << s.chip);
         CHECK(s.end_ns > s.begin_ns);
+        // The core that finished the operation last, and by how much after the chip's other cores.
+        CHECK(s.last_core < 8);
+        CHECK(s.lag_ns >= 0);
+        CHECK(s.lag_ns <= s.end_ns - s.begin_ns);
+        lagging = lagging || (s.kind == "gemm" && s.lag_ns > 0);
     }
+    CHECK(lagging);  // a GEMM's cores do not all finish at the same instant
     // The first gradient bucket starts before the backward pass ends (the overlap), the buckets end after it.
     double first_bucket = 1e300;
     for (const auto& s : w.spans)

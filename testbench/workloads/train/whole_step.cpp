@@ -133,7 +133,7 @@ nlohmann::json whole_result::to_json() const {
     nlohmann::json sp = nlohmann::json::array();
     for (const auto& x : spans)
         sp.push_back({{"name", x.name}, {"kind", x.kind}, {"chip", x.chip}, {"micro_batch", x.micro_batch},
-                      {"begin_ns", x.begin_ns}, {"end_ns", x.end_ns}});
+                      {"begin_ns", x.begin_ns}, {"end_ns", x.end_ns}, {"last_core", x.last_core}, {"lag_ns", x.lag_ns}});
     return {{"step_ns", step_ns}, {"critical_chip", critical_chip}, {"tokens_per_s", tokens_per_s}, {"mfu", mfu},
             {"breakdown_ns", {{"gemm", gemm_ns}, {"phase", phase_ns}, {"tp_comm", tp_ns}, {"optimizer", optimizer_ns},
                               {"dp_comm_exposed", dp_exposed_ns}, {"bubble", bubble_ns}, {"sync", sync_ns}}},
@@ -566,6 +566,7 @@ private:
     per_chip send(uint32_t from, uint32_t to, const per_chip& last, uint32_t mb, bool forward);
     void bucket(uint32_t st, uint32_t l, const per_chip& ready, const std::string& name);
     void measure(whole_result& r, const std::vector<double>& begin, const std::vector<double>& end,
+                 const std::vector<std::vector<double>>& core_end,
                  platform::multichip_platform& plat);
 
     const platform::platform_config cfg;
@@ -877,6 +878,7 @@ whole_result whole_builder::run(std::chrono::steady_clock::time_point t0) {
 
     // Every operation's span: its first instruction issued to its last completed, on its chip.
     std::vector<double> begin(meta.size(), 1e300), end(meta.size(), 0);
+    std::vector<std::vector<double>> core_end(meta.size(), std::vector<double>(cc.cores, 0));  // per core's part
     std::vector<core::neuron_core*> all;
     for (uint32_t c = 0; c < n; ++c) {
         auto& chip = *plat.full_chip(c);
@@ -885,12 +887,13 @@ whole_result whole_builder::run(std::chrono::steady_clock::time_point t0) {
             all.push_back(core);
             core->load(std::move(programs[c][k]));
             const auto* own = &owners[c][k];
-            core->observe([&, own](const core::queue_event& e) {
+            core->observe([&, own, k](const core::queue_event& e) {
                 if (e.queue >= own->size()) return;
                 const op_id o = tb::op_sequence::owner_of((*own)[e.queue], e.index);
                 if (o == tb::op_sequence::NONE) return;
                 begin[o] = std::min(begin[o], e.issued.to_seconds() * 1e9);
                 end[o] = std::max(end[o], e.completed.to_seconds() * 1e9);
+                core_end[o][k] = std::max(core_end[o][k], e.completed.to_seconds() * 1e9);
             });
         }
     }
@@ -908,7 +911,7 @@ whole_result whole_builder::run(std::chrono::steady_clock::time_point t0) {
                     check->stage(*plat.full_chip(groups.tp[st][d][t]), cc.hbm_base, mem[st], st, LS, d, t, st == 0,
                                  st == S - 1);
     r.wall_s = tb::run_to_completion(probe, opt.sim);
-    measure(r, begin, end, plat);
+    measure(r, begin, end, core_end, plat);
     if (check) {
         r.checked = r.pass = true;
         for (uint32_t st = 0; st < S; ++st)
@@ -924,6 +927,7 @@ whole_result whole_builder::run(std::chrono::steady_clock::time_point t0) {
 
 // Every chip's breakdown (whole_breakdown), each stage's chip that finished last, the one that finished last.
 void whole_builder::measure(whole_result& r, const std::vector<double>& begin, const std::vector<double>& end,
+                            const std::vector<std::vector<double>>& core_end,
                             platform::multichip_platform& plat) {
     r.per_chip.resize(n);
     for (uint32_t st = 0; st < S; ++st)
@@ -937,7 +941,14 @@ void whole_builder::measure(whole_result& r, const std::vector<double>& begin, c
     std::vector<std::vector<op_id>> on_chip(n);  // the operations of each chip that ran, in the order added
     for (op_id o = 0; o < meta.size(); ++o) {
         if (end[o] == 0) continue;
-        r.spans.push_back({meta[o].name, meta[o].kind, seq.chip_of(o), meta[o].micro_batch, begin[o], end[o]});
+        whole_span sp{meta[o].name, meta[o].kind, seq.chip_of(o), meta[o].micro_batch, begin[o], end[o]};
+        double others = 0;  // the latest completion of the other cores' parts
+        for (uint32_t k = 1; k < core_end[o].size(); ++k)
+            if (core_end[o][k] > core_end[o][sp.last_core]) sp.last_core = k;
+        for (uint32_t k = 0; k < core_end[o].size(); ++k)
+            if (k != sp.last_core && core_end[o][k] > 0) others = std::max(others, core_end[o][k]);
+        if (others > 0) sp.lag_ns = end[o] - others;
+        r.spans.push_back(std::move(sp));
         on_chip[seq.chip_of(o)].push_back(o);
     }
     for (uint32_t c = 0; c < n; ++c) {

@@ -64,6 +64,11 @@ struct whole_span {
     std::string kind;   // gemm | phase | tp_allreduce | dp_allreduce | adam
     uint32_t chip = 0, micro_batch = 0;
     double begin_ns = 0, end_ns = 0;
+    // The core whose part completed last, and how long after the latest completion of the operation's parts on the
+    // chip's other cores (0 when only one core ran it): a large lag names a core held back by something beside the
+    // operation (a collective's copies on the same DMA engines, docs/training.md).
+    uint32_t last_core = 0;
+    double lag_ns = 0;
 };
 
 // One chip's step, measured from its instructions (sums to end_ns): the spans of its GEMMs, vector phases (embedding,
