@@ -79,7 +79,7 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
         lowered_collective low = lower(s, L);
         size_t to_spawn = 0;
         for (const auto& chip_programs : low.programs)
-            for (const auto& p : chip_programs) to_spawn += core::neuron_core::threads_for(p);
+            for (const auto& prog : chip_programs) to_spawn += core::neuron_core::threads_for(prog);
         check_thread_stacks("platform '" + cfg.preset + "' (" + std::to_string(r.chips) + " full chips)", to_spawn);
         if (opt.on_platform) opt.on_platform(plat);
         sc_core::sc_start(sc_core::SC_ZERO_TIME);  // finish elaboration: the chips' bindings are final, time is 0
