@@ -31,11 +31,11 @@ const char* TRAIN_USAGE = R"(trnsim train [--platform NAME | --config FILE] [--s
   a Chrome/Perfetto trace. --whole (full chips: --set chips.model=full) also simulates the step whole, every
   chip running its own instruction streams in one simulation (the gradient all-reduces beside the backward pass:
   --set chip.collective_reduce=dma), and compares it with the composed step; --timeline then records every chip's
-  engines and queues (--timeline-window B:E in ns: a part of the step; --timeline-max-events N: the cap). --whole --check runs the step whole with data instead (every layer's forward and backward
-  with its all-reduces, sends, gradient buckets and Adam, and the LM head with its loss over seeded labels; no
-  embedding: each replica's input activations seeded) and checks every chip's output, probabilities, input
-  gradients, reduced gradients (summed over the micro-batches) and Adam updates against the FP64 model (exit 1 if
-  one fails). defaults: --platform trn2-ultraserver-64 --micro-batch 1, the model's global batch,
+  engines and queues (--timeline-window B:E in ns: a part of the step; --timeline-max-events N: the cap).
+  --whole --check runs the step whole with data instead (every layer's forward and backward with its all-reduces,
+  sends, gradient buckets and Adam, and the LM head with its loss over seeded labels; no embedding: each replica's
+  input activations seeded) and checks every chip's output, probabilities, input gradients, reduced gradients
+  (summed over the micro-batches) and Adam updates against the FP64 model (exit 1 if one fails). defaults: --platform trn2-ultraserver-64 --micro-batch 1, the model's global batch,
   --tp-algo bidir_ring --dp-algo bidir_ring, --jobs = host cores. docs/training.md
 )";
 

@@ -565,8 +565,9 @@ private:
     per_chip run_op(const op_at& at, const layer_op& o, const std::string& prefix, bool bwd, after_ids& first_after);
     per_chip send(uint32_t from, uint32_t to, const per_chip& last, uint32_t mb, bool forward);
     void bucket(uint32_t st, uint32_t l, const per_chip& ready, const std::string& name);
-    void measure(whole_result& r, const std::vector<double>& begin, const std::vector<double>& end,
-                 const std::vector<std::vector<double>>& core_end,
+    // begin: each operation's first instruction issued; core_end: its last completion on each core (operation o,
+    // core k at o x cores + k; 0 where the core ran none of it).
+    void measure(whole_result& r, const std::vector<double>& begin, const std::vector<double>& core_end,
                  platform::multichip_platform& plat);
 
     const platform::platform_config cfg;
@@ -876,9 +877,8 @@ whole_result whole_builder::run(std::chrono::steady_clock::time_point t0) {
     if (opt.on_platform) opt.on_platform(plat);
     sc_core::sc_start(sc_core::SC_ZERO_TIME);
 
-    // Every operation's span: its first instruction issued to its last completed, on its chip.
-    std::vector<double> begin(meta.size(), 1e300), end(meta.size(), 0);
-    std::vector<std::vector<double>> core_end(meta.size(), std::vector<double>(cc.cores, 0));  // per core's part
+    // Every operation's span: its first instruction issued to its last completed on each core of its chip.
+    std::vector<double> begin(meta.size(), 1e300), core_end(meta.size() * cc.cores, 0);
     std::vector<core::neuron_core*> all;
     for (uint32_t c = 0; c < n; ++c) {
         auto& chip = *plat.full_chip(c);
@@ -892,8 +892,8 @@ whole_result whole_builder::run(std::chrono::steady_clock::time_point t0) {
                 const op_id o = tb::op_sequence::owner_of((*own)[e.queue], e.index);
                 if (o == tb::op_sequence::NONE) return;
                 begin[o] = std::min(begin[o], e.issued.to_seconds() * 1e9);
-                end[o] = std::max(end[o], e.completed.to_seconds() * 1e9);
-                core_end[o][k] = std::max(core_end[o][k], e.completed.to_seconds() * 1e9);
+                double& done = core_end[o * cc.cores + k];
+                done = std::max(done, e.completed.to_seconds() * 1e9);
             });
         }
     }
@@ -911,7 +911,7 @@ whole_result whole_builder::run(std::chrono::steady_clock::time_point t0) {
                     check->stage(*plat.full_chip(groups.tp[st][d][t]), cc.hbm_base, mem[st], st, LS, d, t, st == 0,
                                  st == S - 1);
     r.wall_s = tb::run_to_completion(probe, opt.sim);
-    measure(r, begin, end, core_end, plat);
+    measure(r, begin, core_end, plat);
     if (check) {
         r.checked = r.pass = true;
         for (uint32_t st = 0; st < S; ++st)
@@ -926,9 +926,15 @@ whole_result whole_builder::run(std::chrono::steady_clock::time_point t0) {
 }
 
 // Every chip's breakdown (whole_breakdown), each stage's chip that finished last, the one that finished last.
-void whole_builder::measure(whole_result& r, const std::vector<double>& begin, const std::vector<double>& end,
-                            const std::vector<std::vector<double>>& core_end,
+void whole_builder::measure(whole_result& r, const std::vector<double>& begin, const std::vector<double>& core_end,
                             platform::multichip_platform& plat) {
+    // Each operation's last completion and the core it was on (the first such core).
+    const uint32_t K = cc.cores;
+    std::vector<double> end(meta.size(), 0);
+    std::vector<uint32_t> last_core(meta.size(), 0);
+    for (op_id o = 0; o < meta.size(); ++o)
+        for (uint32_t k = 0; k < K; ++k)
+            if (core_end[o * K + k] > end[o]) end[o] = core_end[o * K + k], last_core[o] = k;
     r.per_chip.resize(n);
     for (uint32_t st = 0; st < S; ++st)
         for (uint32_t c : groups.chips[st]) r.per_chip[c].stage = st;
@@ -942,11 +948,10 @@ void whole_builder::measure(whole_result& r, const std::vector<double>& begin, c
     for (op_id o = 0; o < meta.size(); ++o) {
         if (end[o] == 0) continue;
         whole_span sp{meta[o].name, meta[o].kind, seq.chip_of(o), meta[o].micro_batch, begin[o], end[o]};
+        sp.last_core = last_core[o];
         double others = 0;  // the latest completion of the other cores' parts
-        for (uint32_t k = 1; k < core_end[o].size(); ++k)
-            if (core_end[o][k] > core_end[o][sp.last_core]) sp.last_core = k;
-        for (uint32_t k = 0; k < core_end[o].size(); ++k)
-            if (k != sp.last_core && core_end[o][k] > 0) others = std::max(others, core_end[o][k]);
+        for (uint32_t k = 0; k < K; ++k)
+            if (k != sp.last_core) others = std::max(others, core_end[o * K + k]);
         if (others > 0) sp.lag_ns = end[o] - others;
         r.spans.push_back(std::move(sp));
         on_chip[seq.chip_of(o)].push_back(o);
