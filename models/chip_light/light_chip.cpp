@@ -104,6 +104,7 @@ uint64_t light_chip::copy(uint64_t src_local, uint64_t dst_global, uint64_t byte
             mem.store().read(src_local + off, buf.data(), n);
             data = buf.data();
         }
+        m_dma.forget_before(now);
         link::flight f = m_dma.reserve({now, now}, n);
         link::transfer_ext ext;
         ext.tail_ps = f.tail_ps;

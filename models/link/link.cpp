@@ -20,6 +20,7 @@ void link_direction::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     uint64_t now = sc_core::sc_time_stamp().value();  // ps (the kernel's resolution is 1 ps)
     flight in{now + delay.value(), std::max<uint64_t>(ext->tail_ps, now + delay.value())};
     flight held;
+    m_tl.forget_before(now);
     flight o = m_tl.reserve(in, gp.get_data_length(), &held);
     if (!m_observers.empty())
         m_observers.notify({held.head_ps, held.tail_ps, gp.get_data_length(), gp.get_address(), gp.is_write()});

@@ -23,16 +23,20 @@ void direction_timeline::configure(const link_config& p) {
 }
 
 flight direction_timeline::reserve(const flight& in, uint64_t bytes, flight* held) {
-    uint64_t start = std::max(in.head_ps, m_free_ps);
     auto occ = uint64_t(std::llround(double(bytes) * m_ps_per_byte));
     // The last packet: a whole packet unless the transfer is shorter.
     uint64_t last_pkt = bytes >= m_p.payload_bytes
                             ? m_packet_ps
                             : uint64_t(std::llround(double(bytes + m_p.overhead_bytes) * 1000.0 / m_p.gbps));
-    uint64_t end = std::max(start + occ, std::max(in.tail_ps, start) + last_pkt);
+    // Started at t, the transfer ends at max(t + occupancy, max(tail, t) + last packet); a shared pool is held for
+    // the occupancy only, a link until the end. Both grow with t, as gap_port::place requires.
+    const uint64_t tail = in.tail_ps;
+    auto end_at = [&](uint64_t t) { return std::max(t + occ, std::max(tail, t) + last_pkt); };
+    const uint64_t start = m_busy.place(in.head_ps, [&](uint64_t t) { return m_shared ? occ : end_at(t) - t; });
+    const uint64_t end = end_at(start);
     if (start > in.head_ps) m_wait_ps += start - in.head_ps;
-    m_free_ps = m_shared ? start + occ : end;
-    if (held) *held = flight{start, m_free_ps};
+    const uint64_t free = m_shared ? start + occ : end;
+    if (held) *held = flight{start, free};
     m_busy_ps += occ;
     m_bytes += bytes;
     m_wire_bytes += m_p.wire_bytes(bytes);

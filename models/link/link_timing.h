@@ -20,11 +20,20 @@
 // leaves one packet time after the start; both reach the far end `latency` later. The resource is then busy until
 // `end`. So a transfer of B bytes over h uncongested identical hops takes h * (latency + packet_time) + B / eff,
 // not h * B / eff (store and forward).
+//
+// Transfers are placed in time, not in call order: a transfer takes the earliest interval at or after its head at
+// which the resource is idle for as long as it holds it, even if transfers reserved earlier (in call order) hold it
+// later. Loosely-timed initiators reserve ahead of the simulated time: a transfer on its second hop arrives with its
+// first hop's queueing and latency in its head, and with a single "free from" pointer every transfer called after it
+// but arriving earlier would queue behind it while the resource sits idle (tlmx::gap_port, whose placement this
+// uses). Among transfers arriving at the same time the first called goes first.
 #pragma once
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
+
+#include "tlm/bw_port.h"
 
 namespace trnsim::link {
 
@@ -69,20 +78,24 @@ public:
     // Reserves the resource for a transfer of `bytes` arriving as `in`; returns where it is at the far end.
     // `held` (if given) gets the interval the transfer holds the resource: [start, end) in ps.
     flight reserve(const flight& in, uint64_t bytes, flight* held = nullptr);
+    // Drops the record of busy intervals that end before t (call with the current simulated time: no later
+    // reservation arrives earlier). Keeps the record, and each reservation's search, short.
+    void forget_before(uint64_t t) { m_busy.forget_before(t); }
 
     uint64_t bytes() const { return m_bytes; }
     uint64_t wire_bytes() const { return m_wire_bytes; }
     uint64_t transfers() const { return m_transfers; }
     uint64_t busy_ps() const { return m_busy_ps; }     // sum of occupancies (bytes / effective rate)
     uint64_t wait_ps() const { return m_wait_ps; }     // total time transfers queued behind others
-    uint64_t free_at_ps() const { return m_free_ps; }
+    uint64_t free_at_ps() const { return m_busy.free_at_ps(); }  // the end of the latest reservation
 
 private:
     link_config m_p;
     double m_ps_per_byte = 0;   // at the effective rate
     uint64_t m_packet_ps = 0, m_latency_ps = 0;
     bool m_shared = false;
-    uint64_t m_free_ps = 0, m_bytes = 0, m_wire_bytes = 0, m_transfers = 0, m_busy_ps = 0, m_wait_ps = 0;
+    tlmx::gap_port m_busy;  // the intervals transfers hold the resource
+    uint64_t m_bytes = 0, m_wire_bytes = 0, m_transfers = 0, m_busy_ps = 0, m_wait_ps = 0;
 };
 
 } // namespace trnsim::link

@@ -54,8 +54,9 @@ void switched_network::b_transport(int id, tlm::tlm_generic_payload& gp, sc_core
     uint64_t now = sc_core::sc_time_stamp().value();
     uint64_t bytes = gp.get_data_length();
     link::flight f{now + delay.value(), std::max<uint64_t>(ext->tail_ps, now + delay.value())};
-    f = m_tx[src].reserve(f, bytes);
     uint32_t ls = leaf_of_chip(src), ld = leaf_of_chip(dst);
+    for (auto* t : {&m_tx[src], &m_up[ls], &m_down[ld], &m_rx[dst]}) t->forget_before(now);
+    f = m_tx[src].reserve(f, bytes);
     if (ls == ld) {
         f.head_ps += m_switch_ps;
         f.tail_ps += m_switch_ps;

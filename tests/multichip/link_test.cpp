@@ -1,5 +1,7 @@
 // Link timing, credits, cut-through, routing deadlock freedom and the global address layout (plain C++).
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <vector>
 
 #include "models/link/global_address.h"
 #include "models/link/link_timing.h"
@@ -32,6 +34,36 @@ TEST_CASE("link: back-to-back transfers queue FCFS and the link is never over-su
     REQUIRE(b.tail_ps - a.tail_ps == Approx(65536 / p.effective_gbps() * 1000).epsilon(1e-3));
     REQUIRE(t.wait_ps() > 0);
     REQUIRE(t.busy_ps() == Approx(2 * 65536 / p.effective_gbps() * 1000).epsilon(1e-6));
+}
+
+TEST_CASE("link: transfers are placed in time, not in call order: an earlier arrival uses the idle link", "[multichip]") {
+    link_config p;
+    p.credits = 4096;
+    direction_timeline t(p);
+    const uint64_t B = 4096, occ = uint64_t(std::llround(B * 1000.0 / p.effective_gbps()));  // ~18 ns
+    // A transfer on its second hop, reserved first, arrives 20 us ahead of the simulated time.
+    flight held_late, held_early, held_third, held_fourth;
+    t.reserve({20000000, 20000000}, B, &held_late);
+    REQUIRE(held_late.head_ps == 20000000);
+    // One reserved after it but arriving now goes now, not 20 us later behind it.
+    t.reserve({0, 0}, B, &held_early);
+    REQUIRE(held_early.head_ps == 0);
+    REQUIRE(t.wait_ps() == 0);
+    // Transfers that do not fit in the gap before a busy interval go after it.
+    t.reserve({20000000 - occ / 2, 20000000 - occ / 2}, B, &held_third);
+    REQUIRE(held_third.head_ps == held_late.tail_ps);
+    t.reserve({held_early.head_ps, held_early.head_ps}, B, &held_fourth);
+    REQUIRE(held_fourth.head_ps == held_early.tail_ps);  // behind the earlier one that arrived at the same time
+    REQUIRE(t.wait_ps() == (held_late.tail_ps - (20000000 - occ / 2)) + occ);
+    // Never over-subscribed: the held intervals are disjoint.
+    std::vector<flight> h{held_early, held_fourth, held_late, held_third};
+    for (size_t i = 1; i < h.size(); ++i) REQUIRE(h[i].head_ps >= h[i - 1].tail_ps);
+    REQUIRE(t.free_at_ps() == held_third.tail_ps);
+    // Forgetting the past changes no placement after it.
+    t.forget_before(held_fourth.tail_ps);
+    flight f5;
+    t.reserve({held_fourth.tail_ps, held_fourth.tail_ps}, B, &f5);
+    REQUIRE(f5.head_ps == held_fourth.tail_ps);
 }
 
 TEST_CASE("link: few credits throttle the link to credits x payload per round trip", "[multichip]") {
