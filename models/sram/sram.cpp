@@ -16,7 +16,7 @@ sram::sram(sc_core::sc_module_name name, const sram_config& cfg)
     : sc_module(name), in("in"), m_cfg(cfg), m_data(static_cast<uint8_t*>(std::calloc(cfg.size(), 1))),
       m_stats(basename()) {
     if (!m_data) throw std::runtime_error(std::string(this->name()) + ": cannot allocate " + std::to_string(cfg.size()) + " bytes");
-    m_banks.resize(cfg.banks, tlmx::bw_port(cfg.bank_bytes_per_ns, 0));
+    m_banks.resize(cfg.banks, tlmx::gap_port(cfg.bank_bytes_per_ns));
     in.register_b_transport(this, &sram::b_transport);
     in.register_transport_dbg(this, &sram::transport_dbg);
     in.register_get_direct_mem_ptr(this, &sram::get_direct_mem_ptr);
@@ -51,6 +51,7 @@ void sram::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     const uint32_t parts_per_bank = std::max<uint32_t>(1, m_cfg.partitions / m_cfg.banks);
     const uint64_t start = tlmx::to_ps(sc_core::sc_time_stamp() + delay) + uint64_t(m_cfg.access_latency_ns * 1000);
     uint64_t done = start;
+    const uint64_t horizon = tlmx::to_ps(sc_core::sc_time_stamp());  // no later call reserves before this
     for (uint32_t r = 0; r < rows; ++r) {
         const uint64_t a = a0 + r * stride;
         uint8_t* mem = m_data.get() + a;
@@ -71,6 +72,7 @@ void sram::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
         }
         auto& bank = m_banks[(a / m_cfg.partition_bytes / parts_per_bank) % m_cfg.banks];
         uint64_t before = bank.wait_ps();
+        bank.forget_before(horizon);
         done = std::max(done, bank.reserve(start, row_bytes));
         m_bank_wait += double(bank.wait_ps() - before) / 1000.0;
     }

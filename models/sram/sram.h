@@ -36,7 +36,7 @@ private:
     };
     sram_config m_cfg;
     std::unique_ptr<uint8_t, free_deleter> m_data;  // calloc'd: untouched pages cost no memory
-    std::vector<tlmx::bw_port> m_banks;
+    std::vector<tlmx::gap_port> m_banks;  // placed in time: remote writes arrive ahead of the simulated time
     stats::group m_stats;
     stats::counter m_bytes_read{"bytes_read", "B", "bytes read"};
     stats::counter m_bytes_written{"bytes_written", "B", "bytes written (including accumulates)"};
