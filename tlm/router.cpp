@@ -24,7 +24,7 @@ void router::map(uint64_t base, uint64_t size, size_t port, const std::string& t
 
 void router::limit_port(size_t port, double bytes_per_ns) {
     if (m_port_bw.size() <= port) m_port_bw.resize(port + 1);
-    m_port_bw[port] = std::make_unique<bw_port>(bytes_per_ns, 0);
+    m_port_bw[port] = std::make_unique<gap_port>(bytes_per_ns);
 }
 
 const address_range* router::decode(tlm::tlm_generic_payload& gp) {
@@ -49,6 +49,7 @@ void router::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time& de
         delay += m_hop;
         if (r->port < m_port_bw.size() && m_port_bw[r->port]) {
             uint64_t now = to_ps(sc_core::sc_time_stamp() + delay);
+            m_port_bw[r->port]->forget_before(to_ps(sc_core::sc_time_stamp()));
             uint64_t done = m_port_bw[r->port]->reserve(now, gp.get_data_length());
             delay += from_ps(done - now);
         }

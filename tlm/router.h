@@ -37,7 +37,8 @@ public:
 
     // Maps [base, base+size) to output port `port` (the port-th binding of `out`). Throws on overlap.
     void map(uint64_t base, uint64_t size, size_t port, const std::string& target_name);
-    // Limits the bandwidth of output port `port` (bytes per ns = GB/s).
+    // Limits the bandwidth of output port `port` (bytes per ns = GB/s): a transfer holds it for bytes / bandwidth,
+    // from the earliest time at or after its arrival at which it is idle that long.
     void limit_port(size_t port, double bytes_per_ns);
     void observe(tx_observer obs) { m_observers.push_back(std::move(obs)); }
 
@@ -54,7 +55,7 @@ private:
 
     address_map m_map;
     sc_core::sc_time m_hop;
-    std::vector<std::unique_ptr<bw_port>> m_port_bw;
+    std::vector<std::unique_ptr<gap_port>> m_port_bw;  // placed in time (transfers arrive ahead of the clock)
     std::vector<tx_observer> m_observers;
     std::string m_last_error;
     stats::group m_stats;
