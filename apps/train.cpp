@@ -218,6 +218,12 @@ int cmd_train(const args& a) {
     out << fmt("  sampling        %s: %llu simulations, %llu operation uses replayed from them (every chip of a "
                "stage runs the same shapes)\n",
                o.replay ? "replay" : "no replay", (unsigned long long)r.simulations, (unsigned long long)r.replayed);
+    if (r.tp_at_step_places)
+        out << "  tp places       each tensor-parallel all-reduce simulated where the step holds its activation (under "
+               "the HBM channel hash its time depends on the place)\n";
+    else if (!r.tp_place_note.empty())
+        out << "  tp places       the tensor-parallel all-reduces at the bottom of HBM, not where the step would hold "
+               "them (the whole step cannot run this plan: " << r.tp_place_note << ")\n";
     out << fmt("  wall time       %.1f s (simulations %.1f s of host time on %u jobs; the largest, %s, peaked at %.0f "
                "MiB)\n",
                r.wall_s, r.sim_wall_s, o.jobs, r.sim_peak_rss_what.c_str(), r.sim_peak_rss_mib);

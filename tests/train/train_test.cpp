@@ -598,6 +598,41 @@ struct both_steps {
 };
 }  // namespace
 
+TEST_CASE("the composed step simulates each tensor-parallel all-reduce where the whole step runs it") {
+    const platform::platform_config cfg = load("ring-8", {"chips.model=full", "chip.collective_reduce=dma"});
+    model_spec m = tiny();
+    m.global_batch = 4;
+    parallel_plan p;
+    p.dp = 2, p.tp = 4;
+    const layer_plan lp = plan_layer(m, p);
+    const uint64_t M = p.micro_batches(m);
+    auto count = [](const std::vector<layer_op>& v) {
+        return uint64_t(std::count_if(v.begin(), v.end(), [](const layer_op& o) { return o.k == layer_op::kind::tp_allreduce; }));
+    };
+    const auto places = whole_tp_places(cfg, m, p);
+    // One place per tensor-parallel all-reduce of the step: every micro-batch's embedding, layers and head.
+    REQUIRE(places.size() ==
+            M * (count(lp.embed_fwd) + m.layers * (count(lp.fwd) + count(lp.bwd)) + count(lp.head_fwd) + count(lp.head_bwd)));
+    std::set<uint64_t> tensors;
+    for (const auto& pl : places) {
+        INFO(pl.op << " layer " << pl.layer << " micro-batch " << pl.micro_batch);
+        CHECK(pl.tensor > pl.region);  // the step's tensors lie above the collectives' regions
+        CHECK(pl.tensor + lp.activation_bytes <= cfg.chip.hbm.capacity_bytes);
+        tensors.insert(pl.tensor);
+    }
+    CHECK(tensors.size() > 2 * m.layers);  // each layer's activations have places of their own
+    // The composed step runs each of them there: one simulation per distinct place, fewer than the uses (the
+    // micro-batches reuse their activation blocks).
+    train_options o;
+    o.quiet = true;
+    const train_result r = run_train(cfg, m, p, o);
+    CHECK(r.tp_at_step_places);
+    CHECK(r.tp_place_note.empty());
+    // On light chips (no HBM channels to meet) the all-reduces keep the layout's place.
+    const train_result light = run_train(load("ring-8", {}), m, p, o);
+    CHECK_FALSE(light.tp_at_step_places);
+}
+
 TEST_CASE("a step simulated whole runs every operation on every chip, gradient buckets beside the backward pass") {
     const both_steps b(2, 4, 1);
     const model_spec& m = b.m;

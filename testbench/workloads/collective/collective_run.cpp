@@ -73,7 +73,14 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
         if (!plat.all_full())
             throw std::invalid_argument("chips.full: a collective needs every chip of the platform to be a full chip "
                                         "(chips.model: \"full\") or every one light; this platform mixes them");
-        lowering_layout L = full_chip_layout(cfg, s);
+        lowering_layout L = full_chip_layout(cfg, s, opt.region_at ? cfg.chip.hbm_base + opt.region_at : 0);
+        if (opt.tensor_at) {
+            if (!opt.in_place) throw std::invalid_argument("collective: a tensor's place (tensor_at) needs in_place");
+            if (opt.tensor_at + s.input_bytes > cfg.chip.hbm.capacity_bytes)
+                throw std::invalid_argument("collective: the tensor at offset " + std::to_string(opt.tensor_at) +
+                                            " (" + std::to_string(s.input_bytes) + " bytes) is beyond the chip's HBM");
+            L.input = cfg.chip.hbm_base + opt.tensor_at;
+        }
         apply_options(L, s, opt);
         r.input_addr = L.input, r.output_addr = L.output;
         lowered_collective low = lower(s, L);

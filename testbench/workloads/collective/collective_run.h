@@ -32,6 +32,10 @@ struct collective_options {
     // replaces it can exist (it depends on that read), so the lowered steps need nothing more; ring, bidir_ring and
     // torus all-reduces only (std::invalid_argument otherwise).
     bool in_place = false;
+    // Full chips, in place: the buffer at this offset from the HBM base, and the collective's scratch in the region
+    // from `region_at` (as a training step reduces an activation where it lies and keeps each stream's scratch in a
+    // region of its own: under the channel hash the time depends on where the buffers are). 0: the layout's own.
+    uint64_t tensor_at = 0, region_at = 0;
 };
 
 struct collective_result {

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "models/collective/groups.h"
 #include "tlm/output_file.h"
@@ -35,14 +36,15 @@ using json = nlohmann::json;
 struct sim_req {
     std::string kind;  // gemm | phase | tp_allreduce | dp_allreduce | send | barrier
     layer_op op;       // gemm, phase: the operation (count > 1: heads side by side, whole_step.h)
-    uint64_t offset = 0;  // phase: its tensors' place above the HBM base
+    uint64_t offset = 0;  // phase: its tensors' place above the HBM base; tp_allreduce: its tensor's (0: the base)
+    uint64_t region = 0;  // tp_allreduce at offset: its scratch region's place above the HBM base
     uint64_t bytes = 0;
     std::string use;  // the first operation that needs it ("bwd.norm1"), for messages
     std::string key() const {
         std::ostringstream o;
         o << kind << ' ' << op.m << ' ' << op.kk << ' ' << op.n << ' ' << op.count << ' ' << op.a_rows << op.b_cols
           << op.c_model << ' ' << int(op.phase) << ' ' << op.rows << ' ' << op.cols << ' ' << op.scale << ' '
-          << op.causal_block << ' ' << op.rope_dim << ' ' << op.accumulate << ' ' << op.parts << ' ' << offset << ' ' << bytes;
+          << op.causal_block << ' ' << op.rope_dim << ' ' << op.accumulate << ' ' << op.parts << ' ' << offset << ' ' << region << ' ' << bytes;
         return o.str();
     }
     std::string what() const {
@@ -298,6 +300,8 @@ json train_result::to_json() const {
                 {"send_ns", send_ns},
                 {"hbm_capacity_bytes", hbm_capacity_bytes},
                 {"fits_hbm", fits},
+                {"tp_allreduce_at_step_places", tp_at_step_places},
+                {"tp_place_note", tp_place_note},
                 {"stages", st},
                 {"layer_fwd", ops(layer_fwd)},
                 {"layer_bwd", ops(layer_bwd)},
@@ -362,18 +366,39 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
         if (fresh) reqs.push_back(q);
         return it->second;
     };
-    auto req_of = [&](const layer_op& o) {
+    // On full chips, each tensor-parallel all-reduce where the whole step runs it: in place on its activation, its
+    // scratch in the passes' region (the step's placement, whole_step.h). Under the HBM channel hash its time depends
+    // on both. Plans the whole step cannot hold (its buffers do not fit HBM, a Vector Engine reduce with dp > 1) keep
+    // the layout's own place, and the result says so.
+    std::map<std::tuple<uint32_t, uint64_t, int, uint32_t, std::string>, const tp_place*> tp_at;
+    std::vector<tp_place> places;
+    if (mc.all_full() && p.tp > 1) {
+        whole_options wo;
+        wo.tp_algo = opt.tp_algo, wo.dp_algo = opt.dp_algo;
+        try {
+            places = whole_tp_places(cfg, m, p, wo);
+            r.tp_at_step_places = true;
+        } catch (const std::invalid_argument& e) {
+            r.tp_place_note = e.what();
+        }
+        for (const auto& pl : places) tp_at[{pl.stage, pl.micro_batch, int(pl.part), pl.layer, pl.op}] = &pl;
+    }
+    auto req_of = [&](const layer_op& o, uint32_t s, uint64_t mb, step_part part, uint32_t l) {
         sim_req q;
         if (o.k == layer_op::kind::gemm) q.kind = "gemm", q.op = o;
         else if (o.k == layer_op::kind::phase) q.kind = "phase", q.op = o;
         else if (o.k == layer_op::kind::tp_allgather) q.kind = "tp_allgather", q.bytes = o.bytes * o.parts;
-        else q.kind = "tp_allreduce", q.bytes = o.bytes;
+        else {
+            q.kind = "tp_allreduce", q.bytes = o.bytes;
+            const auto at = tp_at.find({s, mb, int(part), l, o.name});
+            if (at != tp_at.end()) q.offset = at->second->tensor, q.region = at->second->region;
+        }
         q.use = o.name;
         return need(q);
     };
-    auto uses_of = [&](const std::vector<layer_op>& v) {
+    auto uses_of = [&](const std::vector<layer_op>& v, uint32_t s, uint64_t mb, step_part part, uint32_t l) {
         std::vector<use> u;
-        for (const auto& o : v) u.push_back({&o, req_of(o)});
+        for (const auto& o : v) u.push_back({&o, req_of(o, s, mb, part, l)});
         return u;
     };
     const size_t elt = numerics::size_of(m.dtype);
@@ -425,11 +450,13 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
         for (uint64_t i = 0; i < M; ++i) {
             pass f, b;
             for (uint32_t l = 0; l < L; ++l) {
-                f.layers.push_back(uses_of(lp.fwd));
-                b.layers.push_back(uses_of(i == 0 ? lp.bwd : bwd_acc));
+                f.layers.push_back(uses_of(lp.fwd, s, i, step_part::layer, l));
+                b.layers.push_back(uses_of(i == 0 ? lp.bwd : bwd_acc, s, i, step_part::layer, l));
             }
-            if (s == 0) f.embed = uses_of(lp.embed_fwd);
-            if (s == S - 1) f.head = uses_of(lp.head_fwd), b.head = uses_of(i == 0 ? lp.head_bwd : head_bwd_acc);
+            if (s == 0) f.embed = uses_of(lp.embed_fwd, s, i, step_part::embed, 0);
+            if (s == S - 1)
+                f.head = uses_of(lp.head_fwd, s, i, step_part::head, 0),
+                b.head = uses_of(i == 0 ? lp.head_bwd : head_bwd_acc, s, i, step_part::head, 0);
             fwd[s].push_back(std::move(f));
             bwd[s].push_back(std::move(b));
         }
@@ -540,6 +567,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
             // The step's all-reduces reduce its activations and gradient buckets in place (the whole step runs them
             // so, with the algorithms that can); the all-gather and the sends land in tensors of their own.
             co.in_place = (q.kind == "tp_allreduce" || q.kind == "dp_allreduce") && tb::reduces_in_place(sch.p.a);
+            if (q.kind == "tp_allreduce" && q.offset && co.in_place) co.tensor_at = q.offset, co.region_at = q.region;
             const auto cr = tb::run_schedule(tcfg, sch, co);
             return {{"ns", cr.sim_ns}, {"wall_s", cr.wall_s}, {"hbm_bytes", 0}, {"memory_bound", false}};
         });

@@ -129,6 +129,10 @@ struct train_result {
     double send_ns = 0;                     // one pipeline send (all pairs at once)
     double hbm_capacity_bytes = 0;          // per chip
     bool fits = true;                       // every stage's state and activations fit HBM
+    // Full chips, tp > 1: the tensor-parallel all-reduces simulated where the whole step runs them (whole_step.h
+    // tp_place); else at the layout's own place, tp_place_note saying why (the whole step cannot hold the plan).
+    bool tp_at_step_places = false;
+    std::string tp_place_note;
     std::vector<stage_result> stages;
     std::vector<op_cost> layer_fwd, layer_bwd, head_fwd, head_bwd, embed_fwd;  // one layer, the last micro-batch
     op_cost dp_bucket, dp_head_bucket, adam_layer, adam_head;

@@ -522,6 +522,9 @@ public:
     void add_passes();
     void add_buckets_and_adam();
     whole_result run(std::chrono::steady_clock::time_point t0);
+    // Placement only: add_passes then takes the step's tensors in the same order, builds no program and records
+    // where each tensor-parallel all-reduce runs.
+    void places_only(std::vector<tp_place>* out) { places = out; }
 
 private:
     // Timing-only, as the composed step's simulations; functional for a checked step.
@@ -592,6 +595,7 @@ private:
     // Per stage: where the last micro-batch's output and (last stage, with the head) probabilities lie (the check
     // reads them; the earlier micro-batches' blocks were reused).
     std::vector<uint64_t> output_at, probs_at;
+    std::vector<tp_place>* places = nullptr;  // places_only
     tb::op_sequence seq;
     std::vector<op_meta> meta;
     std::vector<std::vector<per_chip>> recv_fwd, recv_bwd;  // the sends into each stage, per micro-batch
@@ -695,6 +699,7 @@ std::vector<core::core_program> whole_builder::phase_programs(const layer_op& o,
 per_chip whole_builder::collective_op(uint32_t stream, const collective::schedule& s,
                                       const std::vector<uint32_t>& members, const after_ids& after, const op_meta& mm,
                                       uint64_t input, uint64_t output) {
+    if (places) return per_chip(n, tb::op_sequence::NONE);
     tb::lowering_layout lay = tb::full_chip_layout(cfg, s, cc.hbm_base + coll_base[stream]);
     lay.sem_first = seq.sem_first();
     lay.notify_landing = true;
@@ -714,6 +719,13 @@ per_chip whole_builder::collective_op(uint32_t stream, const collective::schedul
 per_chip whole_builder::run_op(const op_at& at, const layer_op& o, const std::string& prefix, bool bwd,
                                after_ids& first_after) {
     op_meta mm{prefix + o.name, "", at.mb, bwd};
+    if (places) {  // the operands in the order the programs name them (an activation block is taken when first named)
+        for (const auto& io : o.io) operand_of(at, o, io.first, 0);
+        if (o.k == layer_op::kind::tp_allreduce)
+            places->push_back({at.st, at.mb, at.layer, at.part, o.name, operand_of(at, o, "x", 0).addr,
+                               coll_base[STREAM_PASSES]});
+        return per_chip(n, tb::op_sequence::NONE);
+    }
     after_ids after;
     after.swap(first_after);
     mm.after_recv = !after.empty();
@@ -1016,6 +1028,16 @@ whole_result run_whole_step(const platform::platform_config& cfg, const model_sp
     b.add_passes();
     b.add_buckets_and_adam();
     return b.run(t0);
+}
+
+std::vector<tp_place> whole_tp_places(const platform::platform_config& cfg, const model_spec& m, const parallel_plan& p,
+                                      const whole_options& opt) {
+    check_whole(cfg, m, p);
+    std::vector<tp_place> out;
+    whole_builder b(cfg, m, p, opt);
+    b.places_only(&out);
+    b.add_passes();
+    return out;
 }
 
 }  // namespace trnsim::train

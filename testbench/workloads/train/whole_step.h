@@ -28,6 +28,7 @@
 #include "platforms/config/platform_config.h"
 #include "testbench/sim_run.h"
 #include "testbench/workloads/gemm/gemm.h"
+#include "testbench/workloads/train/step_tensors.h"
 #include "testbench/workloads/train/train_run.h"
 
 namespace trnsim::train {
@@ -102,6 +103,20 @@ struct whole_result {
     std::vector<whole_check> checks;
     nlohmann::json to_json() const;
 };
+
+// Where the whole step reduces a tensor-parallel all-reduce: in place on its activation (`tensor`, an offset from
+// the HBM base), its scratch in the passes' collective region (`region`). Under the HBM channel hash an all-reduce's
+// time depends on both (docs/training.md), so the composed step simulates each where the whole step puts it.
+struct tp_place {
+    uint32_t stage = 0, micro_batch = 0, layer = 0;  // layer: within the stage (part layer)
+    step_part part = step_part::layer;
+    std::string op;  // the layer_op's name ("fwd.attn.allreduce")
+    uint64_t tensor = 0, region = 0;
+};
+// Every tensor-parallel all-reduce of the step, from the whole step's placement alone (no program is built).
+// Throws std::invalid_argument as run_whole_step does when the step's buffers do not fit a chip's HBM.
+std::vector<tp_place> whole_tp_places(const platform::platform_config& cfg, const model_spec& m, const parallel_plan& p,
+                                      const whole_options& opt = {});
 
 // Pieces the composed step shares with the whole step (one way to build each, so the two agree).
 // An attention GEMM's `count` heads side by side as one program per core: head j's operands and C in a region of
