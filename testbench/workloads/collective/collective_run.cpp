@@ -256,6 +256,7 @@ void apply_options(lowering_layout& L, const collective::schedule& s, const coll
     if (opt.copy_piece) L.copy_piece = opt.copy_piece;
     use_cores(L, opt.first_core, opt.cores);
     if (opt.in_place) in_place(L, s);
+    if (opt.notify_landing) L.notify_landing = true;
 }
 
 lowering_layout full_chip_layout(const platform::platform_config& cfg, const collective::schedule& s, uint64_t hbm_from,

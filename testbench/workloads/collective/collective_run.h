@@ -36,6 +36,9 @@ struct collective_options {
     // from `region_at` (as a training step reduces an activation where it lies and keeps each stream's scratch in a
     // region of its own: under the channel hash the time depends on where the buffers are). 0: the layout's own.
     uint64_t tensor_at = 0, region_at = 0;
+    // Full chips: every copy into another chip also signals that chip once landed (lowering_layout::notify_landing),
+    // as the collectives of a training step simulated whole are lowered.
+    bool notify_landing = false;
 };
 
 struct collective_result {

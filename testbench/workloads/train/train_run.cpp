@@ -123,6 +123,7 @@ std::vector<stage_memory> stage_memory_of(const model_spec& m, const parallel_pl
 tb::collective_options step_collective(uint32_t stream, uint32_t cores, const parallel_plan& p) {
     tb::collective_options co;
     co.copy_piece = uint64_t(1) << 20;
+    co.notify_landing = true;  // the whole step's operations end when what was copied into a chip has landed
     const uint32_t half = cores / 2;
     if (cores >= 2 && (p.dp > 1 || p.pp > 1)) {
         co.first_core = stream == STREAM_PASSES ? 0 : half;

@@ -702,7 +702,6 @@ per_chip whole_builder::collective_op(uint32_t stream, const collective::schedul
     if (places) return per_chip(n, tb::op_sequence::NONE);
     tb::lowering_layout lay = tb::full_chip_layout(cfg, s, cc.hbm_base + coll_base[stream]);
     lay.sem_first = seq.sem_first();
-    lay.notify_landing = true;
     lay.input = cc.hbm_base + input, lay.output = cc.hbm_base + output;  // on the step's tensors
     tb::collective_options co = step_collective(stream, cc.cores, p);
     co.in_place = input == output;
