@@ -399,6 +399,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
     };
     auto uses_of = [&](const std::vector<layer_op>& v, uint32_t s, uint64_t mb, step_part part, uint32_t l) {
         std::vector<use> u;
+        u.reserve(v.size());
         for (const auto& o : v) u.push_back({&o, req_of(o, s, mb, part, l)});
         return u;
     };
