@@ -719,10 +719,11 @@ per_chip whole_builder::run_op(const op_at& at, const layer_op& o, const std::st
                                after_ids& first_after) {
     op_meta mm{prefix + o.name, "", at.mb, bwd};
     if (places) {  // the operands in the order the programs name them (an activation block is taken when first named)
-        for (const auto& io : o.io) operand_of(at, o, io.first, 0);
-        if (o.k == layer_op::kind::tp_allreduce)
-            places->push_back({at.st, at.mb, at.layer, at.part, o.name, operand_of(at, o, "x", 0).addr,
-                               coll_base[STREAM_PASSES]});
+        for (const auto& [role, od] : o.io) {
+            const placed_tensor t = operand_of(at, o, role, 0);
+            if (o.k == layer_op::kind::tp_allreduce && role == "x")
+                places->push_back({at.st, at.mb, at.layer, at.part, o.name, t.addr, coll_base[STREAM_PASSES]});
+        }
         return per_chip(n, tb::op_sequence::NONE);
     }
     after_ids after;
@@ -771,6 +772,7 @@ per_chip whole_builder::send(uint32_t from, uint32_t to, const per_chip& last, u
 
 // The gradients of layer l (l == LS: the stage's ends) all-reduced in place over the stage's dp groups.
 void whole_builder::bucket(uint32_t st, uint32_t l, const per_chip& ready, const std::string& name) {
+    if (places) return;  // placement only: a bucket reduces the flat gradients, which are placed up front
     after_ids after(n);
     for (uint32_t c : groups.chips[st]) after[c] = {ready[c]};
     const auto& f = mem[st].flat(l);
