@@ -20,13 +20,16 @@ const char* TRAIN_USAGE = R"(trnsim train [--platform NAME | --config FILE] [--s
              --model NAME|FILE --dp D --tp T --pp P [--micro-batch B] [--global-batch G] [--steps N]
              [--tp-algo ring|bidir_ring] [--dp-algo ring|bidir_ring] [--no-replay [--max-host-gib G]] [--jobs J]
              [--whole [--check]] [--timeline FILE.json [--timeline-max-events N] [--timeline-window B:E]]
-             [--stats FILE.json] [--quiet]
+             [--compose passes|ops] [--stats FILE.json] [--quiet]
   one training step of a Llama-style model (configs/models: llama-7b, llama-70b, llama-7b-2layers, tiny; or a JSON
   file) on a server or cluster platform: tensor parallelism over T chips, pipeline parallelism over P stages (1F1B over the
   micro-batches), data parallelism over D replicas with the gradient all-reduce overlapping backward; D*T*P must
   equal the platform's chips. Every distinct operation (GEMMs, vector phases, Adam on the full chip model; group
   all-reduces and pipeline sends on the whole platform) is simulated once, timing-only, and replayed for every
-  layer, micro-batch and chip that runs it (--no-replay simulates each use on its own: small models only).
+  layer, micro-batch and chip that runs it (--no-replay simulates each use on its own: small models only). On
+  full chips each distinct layer pass (forward; backward beside the gradient bucket of the layer above or not) is
+  also simulated on the whole platform, every chip running it as --whole does, and the layers' operations are
+  timed from there (--compose passes, the default; --compose ops: each operation alone).
   Reports step time, tokens/s, MFU, the time breakdown and the operations; --timeline writes every chip's step as
   a Chrome/Perfetto trace. --whole (full chips: --set chips.model=full) also simulates the step whole, every
   chip running its own instruction streams in one simulation (the gradient all-reduces beside the backward pass:
@@ -47,7 +50,7 @@ std::string ms(double ns) { return fmt("%.3f ms", ns * 1e-6); }
 
 const option_set TRAIN_OPTIONS = {{"platform", "config", "set", "config-dir", "model", "dp", "tp", "pp", "micro-batch",
                                    "global-batch", "steps", "tp-algo", "dp-algo", "jobs", "timeline", "timeline-max-events",
-                                   "timeline-window", "stats", "max-host-gib"},
+                                   "timeline-window", "stats", "max-host-gib", "compose"},
                                   {"no-replay", "quiet", "whole", "check"},
                                   {"set"}};
 
@@ -75,6 +78,9 @@ int cmd_train(const args& a) {
     if (!o.replay) o.host_limit_bytes = host_memory_limit(a);
     else a.refuse({"max-host-gib"}, "applies to --no-replay (replay's memory does not grow with the model)");
     o.quiet = a.has("quiet");
+    const std::string compose = a.str("compose", "passes");
+    if (compose != "passes" && compose != "ops") throw usage_error("--compose: passes or ops, got '" + compose + "'");
+    o.layer_passes = compose == "passes";
     o.steps = a.u32("steps", 1);
     if (o.steps == 0) throw usage_error("--steps: at least 1");
     o.jobs = a.u32("jobs", std::max(1u, std::thread::hardware_concurrency()));
@@ -218,10 +224,16 @@ int cmd_train(const args& a) {
     out << fmt("  sampling        %s: %llu simulations, %llu operation uses replayed from them (every chip of a "
                "stage runs the same shapes)\n",
                o.replay ? "replay" : "no replay", (unsigned long long)r.simulations, (unsigned long long)r.replayed);
+    if (r.layer_passes)
+        out << fmt("  layer passes    the layers' operations timed in their passes simulated on the whole platform "
+                   "(%u simulations: forward, backward beside the bucket of the layer above or not)\n",
+                   r.layer_pass_sims);
+    else if (!r.layer_pass_note.empty())
+        out << "  layer passes    each operation simulated alone (" << r.layer_pass_note << ")\n";
     if (r.tp_at_step_places)
         out << "  tp places       each tensor-parallel all-reduce simulated where the step holds its activation (under "
                "the HBM channel hash its time depends on the place)\n";
-    else if (!r.tp_place_note.empty())
+    else if (!r.tp_place_note.empty() && !r.layer_passes)
         out << "  tp places       the tensor-parallel all-reduces at the bottom of HBM, not where the step would hold "
                "them (the whole step cannot run this plan: " << r.tp_place_note << ")\n";
     out << fmt("  wall time       %.1f s (simulations %.1f s of host time on %u jobs; the largest, %s, peaked at %.0f "

@@ -303,6 +303,9 @@ json train_result::to_json() const {
                 {"fits_hbm", fits},
                 {"tp_allreduce_at_step_places", tp_at_step_places},
                 {"tp_place_note", tp_place_note},
+                {"layer_passes", layer_passes},
+                {"layer_pass_simulations", layer_pass_sims},
+                {"layer_pass_note", layer_pass_note},
                 {"stages", st},
                 {"layer_fwd", ops(layer_fwd)},
                 {"layer_bwd", ops(layer_bwd)},
@@ -384,6 +387,26 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
         }
         for (const auto& pl : places) tp_at[{pl.stage, pl.micro_batch, int(pl.part), pl.layer, pl.op}] = &pl;
     }
+    // On full chips, the layers' passes simulated on the whole platform (train_options::layer_passes), where the
+    // whole step can run the plan.
+    bool passes = false;
+    if (!opt.replay) r.layer_pass_note = "--no-replay: every use a simulation of its own";
+    else if (!opt.layer_passes) r.layer_pass_note = "--compose ops";
+    else if (!mc.all_full()) r.layer_pass_note = "light chips (the passes run on full chips: --set chips.model=full)";
+    else
+        try {
+            check_whole(cfg, m, p);
+            for (auto [what, a, used] :
+                 {std::tuple<const char*, collective::algo, bool>{"--tp-algo", opt.tp_algo, p.tp > 1},
+                  {"--dp-algo", opt.dp_algo, p.dp > 1}})
+                if (used && !tb::reduces_in_place(a))
+                    throw std::invalid_argument(std::string(what) + " " + std::string(collective::name_of(a)) +
+                                                " does not reduce in place, as the passes' all-reduces do");
+            passes = true;
+        } catch (const std::invalid_argument& e) {
+            r.layer_pass_note = e.what();
+        }
+    r.layer_passes = passes;
     auto req_of = [&](const layer_op& o, uint32_t s, uint64_t mb, step_part part, uint32_t l) {
         sim_req q;
         if (o.k == layer_op::kind::gemm) q.kind = "gemm", q.op = o;
@@ -573,20 +596,66 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
             const auto cr = tb::run_schedule(tcfg, sch, co);
             return {{"ns", cr.sim_ns}, {"wall_s", cr.wall_s}, {"hbm_bytes", 0}, {"memory_bound", false}};
         });
+    // The layers' passes (train_options::layer_passes): variant bits 1 backward, 2 accumulating (a micro-batch
+    // after the first), 4 beside the bucket of the layer above (the last micro-batch's backward of every layer of a
+    // stage but its last, with dp > 1). Each stage's chip that ends the pass last gives the pass's time and its
+    // operations' spans.
+    auto variant_of = [&](bool backward, uint64_t mb, uint32_t l) {
+        if (!backward) return 0;
+        int v = 1;
+        if (mb > 0) v |= 2;
+        if (dp && mb + 1 == M && l + 1 < L) v |= 4;
+        return v;
+    };
+    std::vector<int> variants;
+    if (passes) {
+        std::set<int> vs;
+        for (uint64_t i = 0; i < M; ++i)
+            for (uint32_t l = 0; l < L; ++l) vs.insert(variant_of(false, i, l)), vs.insert(variant_of(true, i, l));
+        variants.assign(vs.begin(), vs.end());
+    }
+    for (int v : variants)
+        jobs.push_back([&tcfg, &m, &p, &opt, &g, S, v]() -> json {
+            whole_options wo;
+            wo.tp_algo = opt.tp_algo, wo.dp_algo = opt.dp_algo;
+            wo.sim.progress_after_s = 0;
+            wo.pass = whole_options::layer_pass{(v & 1) != 0, (v & 2) != 0, (v & 4) != 0};
+            const whole_result w = run_whole_step(tcfg, m, p, wo);
+            json stages = json::array();
+            for (uint32_t s = 0; s < S; ++s) {
+                // The pass's end on each chip of the stage: its last operation but the bucket beside.
+                std::map<uint32_t, double> end;
+                for (const auto& sp : w.spans)
+                    if (sp.kind != "dp_allreduce") end[sp.chip] = std::max(end[sp.chip], sp.end_ns);
+                uint32_t crit = g.chips[s].front();
+                for (uint32_t c : g.chips[s])
+                    if (end[c] > end[crit]) crit = c;
+                json ops = json::object();
+                for (const auto& sp : w.spans)
+                    if (sp.chip == crit && sp.kind != "dp_allreduce") ops[sp.name] = sp.end_ns - sp.begin_ns;
+                stages.push_back({{"chip", crit}, {"end_ns", end[crit]}, {"ops", ops}});
+            }
+            return {{"stages", stages}, {"wall_s", w.wall_s}};
+        });
     const auto res = tb::run_forked(jobs, opt.jobs, opt.quiet);
     for (size_t i = 0; i < res.size(); ++i)
         if (res[i].contains("error"))
-            throw std::runtime_error("train: simulating " + reqs[i].what() + " failed: " +
-                                     res[i]["error"].get<std::string>());
-    r.simulations = reqs.size();
+            throw std::runtime_error("train: simulating " +
+                                     (i < reqs.size() ? reqs[i].what()
+                                                      : "a layer's pass on the whole platform (variant " +
+                                                            std::to_string(variants[i - reqs.size()]) + ")") +
+                                     " failed: " + res[i]["error"].get<std::string>());
+    r.layer_pass_sims = uint32_t(variants.size());
+    r.simulations = res.size();
     r.replayed = uses - reqs.size();
     for (size_t i = 0; i < res.size(); ++i) {
         r.sim_wall_s += res[i]["wall_s"].get<double>();
         const double mib = res[i]["rss_kib"].get<double>() / 1024;
-        if (mib > r.sim_peak_rss_mib) r.sim_peak_rss_mib = mib, r.sim_peak_rss_what = reqs[i].what();
+        if (mib > r.sim_peak_rss_mib) r.sim_peak_rss_mib = mib, r.sim_peak_rss_what = i < reqs.size() ? reqs[i].what() : "a layer pass";
     }
     auto ns_of = [&](size_t q) { return res[q]["ns"].get<double>(); };
 
+    const double barrier_ns_of_pass = ns_of(barrier_req);  // one barrier between two operations
     auto cost = [&](const use& u) {
         op_cost c;
         const auto& j = res[u.req];
@@ -604,8 +673,39 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
         for (const auto& u : v) o.push_back(cost(u));
         return o;
     };
-    r.layer_fwd = costs(fwd[0][0].layers[0]);
-    r.layer_bwd = costs(bwd[0][M - 1].layers[0]);  // the last micro-batch: with M > 1, its gradients accumulate
+    // A layer's pass as simulated on the whole platform: each operation's span on the stage's chip that ends the pass
+    // last (one instance's share), and what the pass took beyond its operations and a barrier after each (waiting
+    // for other chips) as `rest`.
+    struct pass_cost {
+        std::vector<op_cost> ops;
+        double rest = 0;
+    };
+    std::map<std::pair<uint32_t, int>, pass_cost> pass_costs;  // (stage, variant)
+    auto layer_costs = [&](const std::vector<use>& v, uint32_t s, int variant) -> pass_cost {
+        pass_cost pc;
+        pc.ops = costs(v);
+        if (!passes) return pc;
+        const json& st = res[reqs.size() + size_t(std::find(variants.begin(), variants.end(), variant) -
+                                                  variants.begin())]["stages"][s];
+        double sum = 0;
+        for (auto& c : pc.ops) {
+            const std::string name = "L" + std::to_string(s * L) + " " + c.name;
+            if (!st["ops"].contains(name))
+                throw std::logic_error("train: the layer pass on the whole platform has no operation " + name);
+            c.ns = st["ops"][name].get<double>() / c.count;
+            sum += c.ns * c.count + barrier_ns_of_pass;
+        }
+        pc.rest = st["end_ns"].get<double>() + barrier_ns_of_pass - sum;
+        return pc;
+    };
+    auto layer_cost = [&](const std::vector<use>& v, uint32_t s, int variant) -> const pass_cost& {
+        auto it = pass_costs.find({s, variant});
+        if (it == pass_costs.end()) it = pass_costs.emplace(std::make_pair(s, variant), layer_costs(v, s, variant)).first;
+        return it->second;
+    };
+    r.layer_fwd = layer_cost(fwd[0][0].layers[0], 0, 0).ops;
+    // The last micro-batch: with M > 1, its gradients accumulate; beside the bucket of the layer above.
+    r.layer_bwd = layer_cost(bwd[0][M - 1].layers[0], 0, variant_of(true, M - 1, 0)).ops;
     r.head_fwd = costs(fwd[S - 1][0].head);
     r.head_bwd = costs(bwd[S - 1][M - 1].head);
     r.embed_fwd = costs(fwd[0][0].embed);
@@ -619,7 +719,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
         if (j.contains("peak_tflops")) r.peak_tflops_per_chip = j["peak_tflops"].get<double>();
     // Every operation is followed by a barrier before the next one starts (op_sequence.h: the whole step's
     // synchronisation, measured on the chip), counted apart as "sync".
-    const double barrier = ns_of(barrier_req);
+    const double barrier = barrier_ns_of_pass;
     r.barrier_ns = barrier;
     r.send_ns = S > 1 ? ns_of(send_req) + barrier : 0;
 
@@ -639,6 +739,12 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
     auto sum = [&](const std::vector<use>& v, tally& t) {
         for (const auto& u : v) t.add(cost(u));
     };
+    // Layer l of stage s in micro-batch mb's forward or backward.
+    auto sum_layer = [&](const std::vector<use>& v, uint32_t s, bool backward, uint64_t mb, uint32_t l, tally& t) {
+        const pass_cost& pc = layer_cost(v, s, variant_of(backward, mb, l));
+        for (const auto& c : pc.ops) t.add(c);
+        t.total += pc.rest, t.sync += pc.rest;
+    };
     // Durations: F[s][i], B[s][i]; the backward's layer times (for gradient buckets) of the last micro-batch.
     r.stages.resize(S);
     std::vector<std::vector<double>> F(S, std::vector<double>(M)), B(S, std::vector<double>(M));
@@ -647,10 +753,10 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
         for (uint64_t i = 0; i < M; ++i) {
             tally f{barrier}, b{barrier};
             sum(fwd[s][i].embed, f);
-            for (const auto& l : fwd[s][i].layers) sum(l, f);
+            for (uint32_t l = 0; l < L; ++l) sum_layer(fwd[s][i].layers[l], s, false, i, l, f);
             sum(fwd[s][i].head, f);
             sum(bwd[s][i].head, b);
-            for (const auto& l : bwd[s][i].layers) sum(l, b);
+            for (uint32_t l = 0; l < L; ++l) sum_layer(bwd[s][i].layers[l], s, true, i, l, b);
             F[s][i] = f.total, B[s][i] = b.total;
             for (const tally* t : {&f, &b}) {
                 busy[s].total += t->total, busy[s].compute += t->compute;
@@ -681,9 +787,9 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
         std::vector<double> ready;
         const bool own_head = s == S - 1, own_embed = s == 0;
         double head_ready = own_head ? t : 0;
-        for (uint32_t l = 0; l < L; ++l) {
+        for (uint32_t l = 0; l < L; ++l) {  // the backward's order: the stage's last layer first
             tally lt{barrier};
-            sum(last.layers[l], lt);
+            sum_layer(last.layers[l], s, true, M - 1, L - 1 - l, lt);
             t += lt.total;
             ready.push_back(t);
         }
@@ -750,23 +856,26 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
                         if (sp.micro_batch != 0) continue;
                         const pass& pa = sp.kind == 'F' ? fwd[s][0] : bwd[s][0];
                         double at = sp.begin_ns;
-                        auto emit = [&](const std::vector<use>& v, const std::string& prefix) {
-                            for (const auto& u : v) {
-                                const op_cost c = cost(u);
+                        auto emit = [&](const std::vector<op_cost>& v, const std::string& prefix, double rest) {
+                            for (const auto& c : v) {
                                 const double e = at + c.ns * c.count;
                                 w.span(ops, prefix + c.name, c.kind, ps(at), ps(e),
                                        tlmx::trace_args().str("sim", c.what).num("count", uint64_t(c.count)));
                                 at = e + barrier;
                             }
+                            at += rest;
+                        };
+                        auto emit_layer = [&](uint32_t l, bool backward) {  // l: the stage's layer
+                            const pass_cost& pc = layer_cost(pa.layers[l], s, variant_of(backward, 0, l));
+                            emit(pc.ops, "L" + std::to_string(s * L + l) + " ", pc.rest);
                         };
                         if (sp.kind == 'F') {
-                            emit(pa.embed, "");
-                            for (uint32_t l = 0; l < L; ++l) emit(pa.layers[l], "L" + std::to_string(s * L + l) + " ");
-                            emit(pa.head, "");
+                            emit(costs(pa.embed), "", 0);
+                            for (uint32_t l = 0; l < L; ++l) emit_layer(l, false);
+                            emit(costs(pa.head), "", 0);
                         } else {
-                            emit(pa.head, "");
-                            for (uint32_t l = 0; l < L; ++l)
-                                emit(pa.layers[l], "L" + std::to_string(s * L + L - 1 - l) + " ");
+                            emit(costs(pa.head), "", 0);
+                            for (uint32_t l = L; l-- > 0;) emit_layer(l, true);
                         }
                     }
                     for (const auto& bk : st.dp_buckets) w.span(grad, bk.name, "comm", ps(bk.begin_ns), ps(bk.end_ns));

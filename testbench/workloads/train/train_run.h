@@ -65,6 +65,11 @@ struct train_options {
     // Host memory the plan may take (bytes; 0: no limit): without replay every operation use is a simulation
     // request of its own, so a large model's uses are counted first and a plan over the limit is refused.
     double host_limit_bytes = 0;
+    // On full chips: each distinct layer pass (forward; backward, storing or accumulating its gradients, beside the
+    // gradient bucket of the layer above or not) simulated on the whole platform, every chip running it as the whole
+    // step does (whole_options::pass), and its operations' times taken from there (--compose passes, the default).
+    // false: each operation simulated alone (--compose ops).
+    bool layer_passes = true;
 };
 
 // Whether an operation of that kind (op_cost::kind, the whole step's spans) is the tensor-parallel group's
@@ -133,6 +138,11 @@ struct train_result {
     // tp_place); else at the layout's own place, tp_place_note saying why (the whole step cannot hold the plan).
     bool tp_at_step_places = false;
     std::string tp_place_note;
+    // Full chips with layer_passes: the layers' operations timed from their passes simulated on the whole platform
+    // (layer_pass_sims simulations); else why not (light chips, --compose ops, a plan the whole step refuses).
+    bool layer_passes = false;
+    uint32_t layer_pass_sims = 0;
+    std::string layer_pass_note;
     std::vector<stage_result> stages;
     std::vector<op_cost> layer_fwd, layer_bwd, head_fwd, head_bwd, embed_fwd;  // one layer, the last micro-batch
     op_cost dp_bucket, dp_head_bucket, adam_layer, adam_head;

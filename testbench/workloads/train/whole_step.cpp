@@ -521,6 +521,7 @@ public:
 
     void add_passes();
     void add_buckets_and_adam();
+    void add_layer_pass();  // whole_options::pass
     whole_result run(std::chrono::steady_clock::time_point t0);
     // Placement only: add_passes then takes the step's tensors in the same order, builds no program and records
     // where each tensor-parallel all-reduce runs.
@@ -774,7 +775,8 @@ per_chip whole_builder::send(uint32_t from, uint32_t to, const per_chip& last, u
 void whole_builder::bucket(uint32_t st, uint32_t l, const per_chip& ready, const std::string& name) {
     if (places) return;  // placement only: a bucket reduces the flat gradients, which are placed up front
     after_ids after(n);
-    for (uint32_t c : groups.chips[st]) after[c] = {ready[c]};
+    if (!ready.empty())  // else issued at once
+        for (uint32_t c : groups.chips[st]) after[c] = {ready[c]};
     const auto& f = mem[st].flat(l);
     last_bucket[st] = collective_op(STREAM_BUCKETS,
                                     schedule_of(groups.dp[st], opt.dp_algo, f.params * numerics::size_of(m.dtype)),
@@ -804,6 +806,7 @@ void whole_builder::add_passes() {
     stage_last.assign(S, {});
     output_at.assign(S, 0);
     probs_at.assign(S, 0);
+    if (opt.pass) return add_layer_pass();
     const bool dp = p.dp > 1;
     for (const auto& ev : order) {
         const uint32_t st = ev.stage, mb = ev.mb;
@@ -841,6 +844,18 @@ void whole_builder::add_passes() {
             mem[st].release(mb);  // the stage is done with the micro-batch's activations
         }
         stage_last[st] = last;
+    }
+}
+
+// whole_options::pass: layer 0's forward or backward of micro-batch 0 on every stage's chips, the bucket beside.
+void whole_builder::add_layer_pass() {
+    const auto& lpass = *opt.pass;
+    for (uint32_t st = 0; st < S; ++st) {
+        if (lpass.backward && lpass.bucket_beside) bucket(st, LS > 1 ? 1 : 0, {}, "bucket beside");
+        after_ids first_after;
+        const auto& ops = !lpass.backward ? lp.fwd : lpass.accumulate ? bwd_acc : lp.bwd;
+        for (const auto& o : ops)
+            run_op({st, step_part::layer, 0, 0}, o, "L" + std::to_string(st * LS) + " ", lpass.backward, first_after);
     }
 }
 
@@ -1027,7 +1042,7 @@ whole_result run_whole_step(const platform::platform_config& cfg, const model_sp
                                         "bidir_ring or torus all-reduce does");
     whole_builder b(cfg, m, p, opt);
     b.add_passes();
-    b.add_buckets_and_adam();
+    if (!opt.pass) b.add_buckets_and_adam();
     return b.run(t0);
 }
 

@@ -19,6 +19,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,15 @@ struct whole_options {
     // otherwise).
     bool check = false;
     uint64_t seed = 1;
+    // One layer's pass alone, as the composed step on full chips simulates its layers (train_run.cpp): layer 0 of
+    // every stage, micro-batch 0, on every chip from time 0; its forward, or its backward (accumulating into the
+    // gradients when `accumulate`) with, when `bucket_beside`, a layer's gradient bucket issued at time 0 on the
+    // buckets' stream beside it (the bucket of the layer above, which the step runs beside this backward: layer 1's
+    // gradients, or layer 0's own when a stage has one layer). No embedding, head, sends, other buckets or Adam.
+    struct layer_pass {
+        bool backward = false, accumulate = false, bucket_beside = false;
+    };
+    std::optional<layer_pass> pass;
 };
 
 // One compared tensor of a checked step: normwise error max |got - want| / max |want| against its tolerance.
