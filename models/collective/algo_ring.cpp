@@ -212,6 +212,7 @@ void build_rings(schedule& s, builder& b, uint64_t elem) {
     s.scratch_bytes = p.o == op::allgather ? 0 : base;
     for (size_t i = 0; i < ins.size(); ++i) {
         ring_engine& e = engines[i];
+        b.set_lane(uint32_t(i));  // a bidirectional ring's directions: lanes 0 and 1
         switch (p.o) {
         case op::allreduce:
             e.reduce_scatter();

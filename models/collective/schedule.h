@@ -99,6 +99,9 @@ struct step {
     region src;
     region dst;                   // dst.bytes == src.bytes
     std::vector<uint32_t> deps;   // indices of earlier steps (deps[i] < this step's index)
+    // Which of the algorithm's independent streams the step belongs to (a bidirectional ring's two directions: 0 and
+    // 1; 0 for everything else). An executor that serves its work in order keeps the lanes apart.
+    uint32_t lane = 0;
 };
 
 // What to build. `bytes` is the collective's message size in the nccl-tests sense:

@@ -86,6 +86,8 @@ public:
     builder(schedule& s, uint32_t chips) : s_(s), hz_(chips) {}
 
     void copy(region src, region dst) { add(step_kind::copy, src, dst); }
+    // The lane (step::lane) of the steps added from now on.
+    void set_lane(uint32_t lane) { lane_ = lane; }
     void reduce(region src, region dst) { add(step_kind::reduce, src, dst); }
 
     // Copies/reduces a list of (src, dst) fragment pairs, each split into `chunks` element-aligned pieces, the
@@ -120,6 +122,7 @@ private:
         st.kind = k;
         st.src = src;
         st.dst = dst;
+        st.lane = lane_;
         check_step_budget(s_.p, s_.steps.size() + 1);
         uint32_t id = static_cast<uint32_t>(s_.steps.size());
         hz_.read(src, id, st.deps);
@@ -132,6 +135,7 @@ private:
 
     schedule& s_;
     hazard_tracker hz_;
+    uint32_t lane_ = 0;
 };
 
 // Splits `total` elements into `parts` parts, the first (total % parts) one element longer; returns part sizes.
