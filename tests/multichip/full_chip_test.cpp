@@ -285,14 +285,9 @@ TEST_CASE("full chips: collective buffers larger than a chip's HBM are refused",
                         Contains("bytes of HBM per chip") && Contains("chip.hbm"));
 }
 
-TEST_CASE("lowering: a bidirectional ring's two directions (lanes) have DMA queues of their own", "[multichip][full]") {
-    collective::params p;
-    p.a = collective::algo::bidir_ring;
-    p.bytes = 8 * 4096;
-    auto s = collective::build(collective::topology::make_ring(4), p);
-    std::set<uint32_t> lanes;
-    for (const auto& st : s.steps) lanes.insert(st.lane);
-    REQUIRE(lanes == std::set<uint32_t>{0, 1});  // the schedule says which direction each step moves
+namespace {
+// A lowering layout of two cores with small tiles, for looking at the lowered streams without a platform.
+tb::lowering_layout small_layout() {
     tb::lowering_layout L;
     L.cores = 2;
     L.core_base = 1ull << 40;
@@ -301,6 +296,19 @@ TEST_CASE("lowering: a bidirectional ring's two directions (lanes) have DMA queu
     L.tile_free = 64;
     L.partitions = 4;
     L.signal_word = 0xABC000;
+    return L;
+}
+}  // namespace
+
+TEST_CASE("lowering: a bidirectional ring's two directions (lanes) have DMA queues of their own", "[multichip][full]") {
+    collective::params p;
+    p.a = collective::algo::bidir_ring;
+    p.bytes = 8 * 4096;
+    auto s = collective::build(collective::topology::make_ring(4), p);
+    std::set<uint32_t> lanes;
+    for (const auto& st : s.steps) lanes.insert(st.lane);
+    REQUIRE(lanes == std::set<uint32_t>{0, 1});  // the schedule says which direction each step moves
+    tb::lowering_layout L = small_layout();
     L.reduce_by_dma = true;
     L.input = 0x1000000, L.output = 0x2000000, L.scratch = 0x3000000;
     auto low = tb::lower(s, L);
@@ -360,14 +368,7 @@ TEST_CASE("lowering: every wait of the lowered streams is signalled often enough
     p.bytes = 4 * 1000;
     p.chunks = 3;
     auto s = collective::build(collective::topology::make_ring(4), p);
-    tb::lowering_layout L;
-    L.cores = 2;
-    L.core_base = 1ull << 40;
-    L.core_stride = 1ull << 32;
-    L.partition_bytes = 64 * 1024;
-    L.tile_free = 64;
-    L.partitions = 4;
-    L.signal_word = 0xABC000;
+    tb::lowering_layout L = small_layout();
     auto low = tb::lower(s, L);
     REQUIRE(low.programs.size() == 4);
     // Signals per (chip, core, semaphore): instruction signals plus register writes aimed at it.
