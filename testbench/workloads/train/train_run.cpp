@@ -527,6 +527,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
 
     // Simulate.
     std::vector<std::function<json()>> jobs;
+    jobs.reserve(reqs.size() + 4);  // the operations, then up to four layer passes
     for (const auto& q : reqs)
         jobs.push_back([&cfg, &tcfg, &m, &p, &opt, &tp_groups, &dp_groups, &sends, &phase_spec_of, q]() -> json {
             tb::sim_options so;
@@ -615,7 +616,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
         variants.assign(vs.begin(), vs.end());
     }
     for (int v : variants)
-        jobs.push_back([&tcfg, &m, &p, &opt, &g, S, v]() -> json {
+        jobs.emplace_back([&tcfg, &m, &p, &opt, &g, S, v]() -> json {
             whole_options wo;
             wo.tp_algo = opt.tp_algo, wo.dp_algo = opt.dp_algo;
             wo.sim.progress_after_s = 0;
