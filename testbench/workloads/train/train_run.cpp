@@ -396,12 +396,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
     else
         try {
             check_whole(cfg, m, p);
-            for (auto [what, a, used] :
-                 {std::tuple<const char*, collective::algo, bool>{"--tp-algo", opt.tp_algo, p.tp > 1},
-                  {"--dp-algo", opt.dp_algo, p.dp > 1}})
-                if (used && !tb::reduces_in_place(a))
-                    throw std::invalid_argument(std::string(what) + " " + std::string(collective::name_of(a)) +
-                                                " does not reduce in place, as the passes' all-reduces do");
+            check_reduces_in_place(p, opt.tp_algo, opt.dp_algo, "");
             passes = true;
         } catch (const std::invalid_argument& e) {
             r.layer_pass_note = e.what();
@@ -622,12 +617,12 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
             wo.sim.progress_after_s = 0;
             wo.pass = whole_options::layer_pass{(v & 1) != 0, (v & 2) != 0, (v & 4) != 0};
             const whole_result w = run_whole_step(tcfg, m, p, wo);
+            // The pass's end on each chip: its last operation but the bucket beside.
+            std::map<uint32_t, double> end;
+            for (const auto& sp : w.spans)
+                if (sp.kind != "dp_allreduce") end[sp.chip] = std::max(end[sp.chip], sp.end_ns);
             json stages = json::array();
             for (uint32_t s = 0; s < S; ++s) {
-                // The pass's end on each chip of the stage: its last operation but the bucket beside.
-                std::map<uint32_t, double> end;
-                for (const auto& sp : w.spans)
-                    if (sp.kind != "dp_allreduce") end[sp.chip] = std::max(end[sp.chip], sp.end_ns);
                 uint32_t crit = g.chips[s].front();
                 for (uint32_t c : g.chips[s])
                     if (end[c] > end[crit]) crit = c;
@@ -639,24 +634,28 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
             return {{"stages", stages}, {"wall_s", w.wall_s}};
         });
     const auto res = tb::run_forked(jobs, opt.jobs, opt.quiet);
+    auto what_of = [&](size_t i) {  // job i: an operation's simulation, then the layer passes
+        return i < reqs.size() ? reqs[i].what()
+                               : "a layer's pass on the whole platform (variant " +
+                                     std::to_string(variants[i - reqs.size()]) + ")";
+    };
     for (size_t i = 0; i < res.size(); ++i)
         if (res[i].contains("error"))
-            throw std::runtime_error("train: simulating " +
-                                     (i < reqs.size() ? reqs[i].what()
-                                                      : "a layer's pass on the whole platform (variant " +
-                                                            std::to_string(variants[i - reqs.size()]) + ")") +
-                                     " failed: " + res[i]["error"].get<std::string>());
+            throw std::runtime_error("train: simulating " + what_of(i) + " failed: " +
+                                     res[i]["error"].get<std::string>());
     r.layer_pass_sims = uint32_t(variants.size());
     r.simulations = res.size();
     r.replayed = uses - reqs.size();
     for (size_t i = 0; i < res.size(); ++i) {
         r.sim_wall_s += res[i]["wall_s"].get<double>();
         const double mib = res[i]["rss_kib"].get<double>() / 1024;
-        if (mib > r.sim_peak_rss_mib) r.sim_peak_rss_mib = mib, r.sim_peak_rss_what = i < reqs.size() ? reqs[i].what() : "a layer pass";
+        if (mib > r.sim_peak_rss_mib) r.sim_peak_rss_mib = mib, r.sim_peak_rss_what = what_of(i);
     }
     auto ns_of = [&](size_t q) { return res[q]["ns"].get<double>(); };
 
-    const double barrier_ns_of_pass = ns_of(barrier_req);  // one barrier between two operations
+    // Every operation is followed by a barrier before the next one starts (op_sequence.h: the whole step's
+    // synchronisation, measured on the chip), counted apart as "sync".
+    const double barrier = ns_of(barrier_req);
     auto cost = [&](const use& u) {
         op_cost c;
         const auto& j = res[u.req];
@@ -694,9 +693,9 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
             if (!st["ops"].contains(name))
                 throw std::logic_error("train: the layer pass on the whole platform has no operation " + name);
             c.ns = st["ops"][name].get<double>() / c.count;
-            sum += c.ns * c.count + barrier_ns_of_pass;
+            sum += c.ns * c.count + barrier;
         }
-        pc.rest = st["end_ns"].get<double>() + barrier_ns_of_pass - sum;
+        pc.rest = st["end_ns"].get<double>() + barrier - sum;
         return pc;
     };
     auto layer_cost = [&](const std::vector<use>& v, uint32_t s, int variant) -> const pass_cost& {
@@ -718,9 +717,6 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
     r.adam_head = cost({nullptr, adam[0].back()});
     for (const auto& j : res)
         if (j.contains("peak_tflops")) r.peak_tflops_per_chip = j["peak_tflops"].get<double>();
-    // Every operation is followed by a barrier before the next one starts (op_sequence.h: the whole step's
-    // synchronisation, measured on the chip), counted apart as "sync".
-    const double barrier = barrier_ns_of_pass;
     r.barrier_ns = barrier;
     r.send_ns = S > 1 ? ns_of(send_req) + barrier : 0;
 

@@ -1025,6 +1025,15 @@ void whole_builder::measure(whole_result& r, const std::vector<double>& begin, c
 
 }  // namespace
 
+void check_reduces_in_place(const parallel_plan& p, collective::algo tp, collective::algo dp, const std::string& prefix) {
+    for (auto [what, a, used] :
+         {std::tuple<const char*, collective::algo, bool>{"--tp-algo", tp, p.tp > 1}, {"--dp-algo", dp, p.dp > 1}})
+        if (used && !tb::reduces_in_place(a))
+            throw std::invalid_argument(prefix + what + " " + std::string(collective::name_of(a)) +
+                                        ": the step all-reduces its activations and gradients in place, which a ring, "
+                                        "bidir_ring or torus all-reduce does");
+}
+
 whole_result run_whole_step(const platform::platform_config& cfg, const model_spec& m, const parallel_plan& p,
                             const whole_options& opt) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -1033,13 +1042,7 @@ whole_result run_whole_step(const platform::platform_config& cfg, const model_sp
         throw std::invalid_argument("--whole --check: model " + m.name + " has grouped-query attention (" +
                                     std::to_string(m.kv_heads) + " key/value heads for " + std::to_string(m.heads) +
                                     "): the key and value gradients of grouped heads are not yet summed");
-    // The all-reduces run in place on the step's activations and gradient buckets.
-    for (auto [what, a, used] : {std::tuple<const char*, collective::algo, bool>{"--tp-algo", opt.tp_algo, p.tp > 1},
-                                 {"--dp-algo", opt.dp_algo, p.dp > 1}})
-        if (used && !tb::reduces_in_place(a))
-            throw std::invalid_argument(std::string("--whole ") + what + " " + std::string(collective::name_of(a)) +
-                                        ": the step all-reduces its activations and gradients in place, which a ring, "
-                                        "bidir_ring or torus all-reduce does");
+    check_reduces_in_place(p, opt.tp_algo, opt.dp_algo, "--whole ");
     whole_builder b(cfg, m, p, opt);
     b.add_passes();
     if (!opt.pass) b.add_buckets_and_adam();

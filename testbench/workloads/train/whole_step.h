@@ -147,6 +147,10 @@ double barrier_ns(const platform::platform_config& cfg, const tb::sim_options& o
 // What --whole refuses, checked before anything runs (std::invalid_argument naming the option).
 void check_whole(const platform::platform_config& cfg, const model_spec& m, const parallel_plan& p);
 
+// The step's all-reduces run in place on its activations and gradient buckets: std::invalid_argument naming the
+// option (after `prefix`, e.g. "--whole ") when the tensor- or data-parallel algorithm in use cannot.
+void check_reduces_in_place(const parallel_plan& p, collective::algo tp, collective::algo dp, const std::string& prefix);
+
 // Throws std::invalid_argument naming the option for what --whole cannot run (light chips, a Vector Engine reduce
 // beside compute), or a shape the chip cannot map, or buffers that do not fit HBM.
 whole_result run_whole_step(const platform::platform_config& cfg, const model_spec& m, const parallel_plan& p,
