@@ -23,7 +23,7 @@ const char* COLLECTIVE_USAGE = R"(trnsim collective [--platform NAME | --config 
                   [--root CHIP (broadcast)] [--timing-only | [--check] [--seed S] [--max-data-gib G]]
                   [--stats FILE.json] [--max-host-gib G] [--quiet]
                   [--timeline FILE.json [--timeline-max-events N] [--timeline-window B:E]] (full chips)
-                  [--link-down A-B ...] [--link-degraded A-B:FACTOR[:EXTRA_NS] ...]
+                  [--link-down A-B ...] [--link-degraded A-B:FACTOR[:EXTRA_NS] ...] [--chip-start CHIP:NS ...] (full chips)
   runs one collective on a server / cluster platform (trnsim list: ring-8, torus-4x4, trn2-ultraserver-64,
   cluster-...); SIZE in bytes, or with a suffix K/KiB, M/MiB, G/GiB (powers of 1024). Prints the simulated time,
   algbw = bytes / time and busbw = algbw * bus factor (nccl-tests), and link / network port utilisation.
@@ -36,7 +36,37 @@ const char* COLLECTIVE_USAGE = R"(trnsim collective [--platform NAME | --config 
   --link-down A-B: the link direction chip A -> chip B carries nothing (routing and the ring algorithms avoid it);
   --link-degraded A-B:F[:NS]: its bandwidth times F (0 < F < 1), its latency plus NS (>= 0); both add to the
   config's server.faults.links (docs/RELIABILITY.md "Link faults")
+  --chip-start CHIP:NS: chip CHIP's part starts NS ns late (chips arriving out of step from the compute before it;
+  the simulated time counts from 0)
 )";
+
+// --chip-start CHIP:NS (repeatable): per chip, the time its part of the collective starts.
+std::vector<double> parse_chip_starts(const args& a, uint32_t chips) {
+    std::vector<double> at;
+    for (const std::string& v : a.list("chip-start")) {
+        auto bad = [&](const std::string& why) {
+            return usage_error("--chip-start: '" + v + "' " + why + ", expected CHIP:NS (e.g. 3:4000)");
+        };
+        const size_t colon = v.find(':');
+        if (colon == std::string::npos) throw bad("has no ':'");
+        const std::string c = v.substr(0, colon), t = v.substr(colon + 1);
+        if (c.empty() || c.size() > 9 || c.find_first_not_of("0123456789") != std::string::npos)
+            throw bad("has a bad chip id '" + c + "'");
+        const uint32_t chip = uint32_t(std::stoul(c));
+        if (chip >= chips) throw bad("names chip " + c + ", the platform has " + std::to_string(chips));
+        size_t used = 0;
+        double ns = -1;
+        try {
+            ns = std::stod(t, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (t.empty() || used != t.size() || !std::isfinite(ns) || ns < 0) throw bad("has a bad time (ns >= 0)");
+        if (at.size() <= chip) at.resize(chip + 1, 0.0);
+        at[chip] = ns;
+    }
+    return at;
+}
 
 uint64_t parse_size(const std::string& option, const std::string& s) {
     size_t i = 0;
@@ -136,9 +166,10 @@ platform::platform_config load_multichip(const args& a, const std::vector<std::s
 
 const option_set COLLECTIVE_OPTIONS = {{"platform", "config", "set", "config-dir", "op", "bytes", "algo", "dtype", "chunks",
                                         "root", "seed", "stats", "max-data-gib", "max-host-gib", "wall-limit", "link-down",
-                                        "link-degraded", "timeline", "timeline-max-events", "timeline-window"},
+                                        "link-degraded", "timeline", "timeline-max-events", "timeline-window",
+                                        "chip-start"},
                                        {"timing-only", "check", "quiet"},
-                                       {"set", "link-down", "link-degraded"}};
+                                       {"set", "link-down", "link-degraded", "chip-start"}};
 
 void require_single_chip(const platform::platform_config& cfg, const std::string& where, const std::string& who,
                          const std::string& platform_option) {
@@ -255,8 +286,11 @@ int cmd_collective(const args& a) {
     // --timeline (full chips): every chip's engines, queues, DMA engines and HBM channels, a track group per chip.
     if (a.has("timeline") && !cfg.multichip.all_full())
         throw usage_error("--timeline records the full chips' engines: add --set chips.model=full (light chips have none)");
+    if (a.has("chip-start") && !cfg.multichip.all_full())
+        throw usage_error("--chip-start holds back the full chips' instruction streams: add --set chips.model=full");
     observers obs(a, cfg, "trnsim collective");
     tb::collective_options opt;
+    opt.chip_start_ns = parse_chip_starts(a, n);
     opt.on_platform = [&obs](platform::multichip_platform& plat) { obs.attach_platform(plat); };
     opt.check = opt_check;
     opt.seed = a.u64("seed", 1);
@@ -281,6 +315,8 @@ int cmd_collective(const args& a) {
                   << (f.down ? std::string("down")
                              : fmt("degraded: bandwidth x %g, latency +%g ns", f.factor(), f.extra_ns()))
                   << "\n";
+    for (uint32_t c = 0; c < opt.chip_start_ns.size(); ++c)
+        if (opt.chip_start_ns[c] > 0) std::cout << "  chip start      chip " << c << " at " << time_str(opt.chip_start_ns[c]) << "\n";
     std::cout << "  message         " << p.bytes << " bytes " << numerics::name_of(p.dt) << ", chunks " << p.chunks
               << (cfg.functional ? ", real data"
                                  : timing_only_why.empty() ? ", timing only (sim.functional=false): transfers keep their sizes, no byte is stored"

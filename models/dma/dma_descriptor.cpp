@@ -77,6 +77,9 @@ std::string validate(const dma_descriptor& d, uint64_t align) {
         if (d.planes > 1 && uint64_t(d.dst_plane_stride) % align)
             return misaligned("dst_plane_stride", uint64_t(d.dst_plane_stride));
     }
+    if (d.control && (d.total_bytes() > CONTROL_BYTES || d.reduce))
+        return "a control write moves at most " + std::to_string(CONTROL_BYTES) + " bytes and accumulates nothing (it has " +
+               std::to_string(d.total_bytes()) + " bytes" + (d.reduce ? ", accumulating)" : ")");
     if (d.reduce) {
         const uint64_t es = numerics::size_of(*d.reduce);
         const std::string t(numerics::name_of(*d.reduce));
@@ -171,6 +174,7 @@ std::string to_string(const dma_descriptor& d) {
                   (long long)d.dst_plane_stride);
     std::string s = buf;
     if (d.reduce) s.insert(s.size() - 1, ", accumulating " + std::string(numerics::name_of(*d.reduce)));
+    if (d.control) s.insert(s.size() - 1, ", control");
     if (d.checksum) {
         std::snprintf(buf, sizeof buf, ", checksum 0x%016llx", (unsigned long long)*d.checksum);
         s.insert(s.size() - 1, buf);

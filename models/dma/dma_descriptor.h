@@ -26,6 +26,9 @@ struct dma_descriptor {
     // it moves at half its copy rate. Addresses, lengths and strides are whole elements; no checksum (the
     // destination's data changes).
     std::optional<numerics::dtype> reduce;
+    // A control write (a semaphore-register write that releases another engine or chip): at most CONTROL_BYTES, no
+    // accumulation. An engine serves it at its next burst, ahead of the data movement queued before it (dma_engine.h).
+    bool control = false;
     uint64_t total_bytes() const { return row_bytes * rows * planes; }
 };
 
@@ -38,6 +41,7 @@ inline uint64_t row_address(uint64_t base, uint64_t p, int64_t plane_stride, uin
 
 // Limits of one descriptor.
 constexpr uint64_t MAX_TOTAL_ROWS = 1ull << 32;  // rows x planes
+constexpr uint64_t CONTROL_BYTES = 64;           // a control write's most bytes
 
 // Empty if the descriptor is well-formed, else what is wrong with it: zero length, more than MAX_TOTAL_ROWS rows,
 // an address, length or stride that is not a multiple of `align`, address arithmetic that wraps around 2^64, two

@@ -103,9 +103,11 @@ uint64_t dma_engine::advance() {
         const uint64_t now = tlmx::now_ps();
         retire(now);
         const uint64_t done = m_completions.empty() ? NEVER : m_completions.front();
-        // The oldest descriptor that still has bursts to issue (bursts go out in descriptor order).
-        auto it = m_jobs.begin();
-        while (it != m_jobs.end() && it->all_issued) ++it;
+        // The oldest eligible control write, else the oldest descriptor that still has bursts to issue (data goes out
+        // in descriptor order).
+        auto it = std::find_if(m_jobs.begin(), m_jobs.end(),
+                               [now](const job& j) { return j.d.control && !j.all_issued && j.eligible_ps <= now; });
+        if (it == m_jobs.end()) it = std::find_if(m_jobs.begin(), m_jobs.end(), [](const job& j) { return !j.all_issued; });
         if (it == m_jobs.end()) return done;
         uint64_t ready = std::max(it->eligible_ps, m_port.free_at_ps());  // the datapath streams one burst at a time
         if (m_flights.size() >= m_cfg.outstanding) ready = std::max(ready, m_flights.front().lands_ps);

@@ -1,6 +1,8 @@
 // One DMA engine: a FIFO of descriptors, moved as bursts (read from the source, write to the destination) through
 // one initiator socket. The engine sends a burst whenever the engine's datapath (a bandwidth-limited port) is free
-// and fewer than `outstanding` bursts are in flight; each burst lands at the time its transport annotated (memory
+// and fewer than `outstanding` bursts are in flight. A control write (descriptor.control: a semaphore write, one
+// burst) goes at the next burst, ahead of the data queued before it: releasing a waiting engine or chip is not held
+// behind another transfer's megabyte (the data keeps its order); each burst lands at the time its transport annotated (memory
 // latency and contention included). A descriptor's completion callback runs at the instant its last burst lands.
 // The engine acts through the model's scheduler (tlm/scheduler.h) in its rank's turn: bursts that engines issue
 // at the same instant reach the memories in rank order. It issues from scheduler callbacks (no thread switch per
@@ -37,7 +39,7 @@ namespace trnsim::dma {
 class dma_engine;
 
 // One completed descriptor as an observer sees it. issue_begin..issue_end is when the engine's datapath streamed
-// its bursts (spans of one engine never overlap); done is when its last burst landed.
+// its bursts (spans of one engine's data descriptors never overlap; a control write's may fall inside one); done is when its last burst landed.
 struct dma_event {
     const dma_engine* engine;
     const dma_descriptor* d;

@@ -32,7 +32,9 @@ flight direction_timeline::reserve(const flight& in, uint64_t bytes, flight* hel
     // the occupancy only, a link until the end. Both grow with t, as gap_port::place requires.
     const uint64_t tail = in.tail_ps;
     auto end_at = [&](uint64_t t) { return std::max(t + occ, std::max(tail, t) + last_pkt); };
-    const uint64_t start = m_busy.place(in.head_ps, [&](uint64_t t) { return m_shared ? occ : end_at(t) - t; });
+    const bool one_packet = bytes <= m_p.payload_bytes;
+    const uint64_t start = one_packet ? in.head_ps
+                                      : m_busy.place(in.head_ps, [&](uint64_t t) { return m_shared ? occ : end_at(t) - t; });
     const uint64_t end = end_at(start);
     if (start > in.head_ps) m_wait_ps += start - in.head_ps;
     const uint64_t free = m_shared ? start + occ : end;

@@ -45,6 +45,17 @@ cli_test(collective_chunks_above_elements 2
          collective --platform ring-8 --op allreduce --bytes 64 --chunks 100)
 cli_test(collective_chunks_reported 0 "message +64 bytes fp32, chunks 16, real data"
          collective --platform ring-8 --op allreduce --bytes 64 --chunks 16 --quiet)
+# --chip-start: a chip's part of a collective starting late (full chips), and what it cannot be.
+cli_test(collective_chip_start 0 "chip start +chip 5 at 2.000 us"
+         collective --platform ring-8 --set chips.model=full --op allreduce --bytes 64KiB --chip-start 5:2000 --quiet)
+cli_test(collective_chip_start_light 2
+         "^trnsim collective: --chip-start holds back the full chips' instruction streams: add --set chips.model=full$"
+         collective --platform ring-8 --op allreduce --bytes 64KiB --chip-start 5:2000)
+cli_test(collective_chip_start_no_chip 2
+         "^trnsim collective: --chip-start: '8:100' names chip 8, the platform has 8, expected CHIP:NS \\(e.g. 3:4000\\)$"
+         collective --platform ring-8 --set chips.model=full --op allreduce --bytes 64KiB --chip-start 8:100)
+cli_test(collective_chip_start_bad_time 2 "^trnsim collective: --chip-start: '2:-5' has a bad time \\(ns >= 0\\)"
+         collective --platform ring-8 --set chips.model=full --op allreduce --bytes 64KiB --chip-start 2:-5)
 
 # sweep: options of another mode.
 cli_test(sweep_partition_without_emit 2 "^trnsim sweep: --partition applies to --emit slurm$" sweep x.json --partition p)

@@ -275,6 +275,45 @@ TEST_CASE("DMA: queue statistics: time in the engine and the wait behind older d
     REQUIRE(b.eng->stats().value("wait_ns") == Approx(100));
 }
 
+TEST_CASE("DMA: a control write goes at the engine's next burst; data keeps its order", "[dma]") {
+    dma_bench b(engine_config(10, 1000));  // a 1000 B burst: 100 ns on the datapath, lands 150 ns after its issue
+    dma::dma_descriptor copy, word;
+    copy.dst = 0x100000;
+    copy.row_bytes = 20000;  // 20 bursts: 2 us of datapath
+    word.src = 0x8000, word.dst = 0x100000 + 0x10000;
+    word.row_bytes = 8;  // one burst
+    sc_time copy_done, data_word, control_word;
+    b.eng->submit(copy, [&] { copy_done = sc_core::sc_time_stamp(); });
+    b.eng->submit(word, [&] { data_word = sc_core::sc_time_stamp(); });
+    word.dst += 64;
+    word.control = true;  // a semaphore write
+    REQUIRE(dma::validate(word).empty());
+    b.eng->submit(word, [&] { control_word = sc_core::sc_time_stamp(); });
+    sc_core::sc_start();
+    // The control write goes after the copy's first burst (datapath until 100 ns) and lands 150 ns after its issue,
+    // not behind the whole copy; the data word waits for the copy, which lost 0.8 ns of datapath to the control write.
+    CHECK(control_word.to_seconds() * 1e9 == Approx(100 + 150).margin(1));
+    CHECK(copy_done.to_seconds() * 1e9 == Approx(2000 + 0.8 + 50).margin(100));
+    CHECK(copy_done.to_seconds() * 1e9 > 2000);
+    CHECK(data_word.to_seconds() * 1e9 > 2000);
+    CHECK(b.eng->stats().value("bytes") == 20016);
+}
+
+TEST_CASE("DMA: a control write of more than 64 bytes or accumulating is refused", "[dma]") {
+    dma::dma_descriptor d;
+    d.dst = 0x1000;
+    d.row_bytes = 72;
+    d.control = true;
+    CHECK_THAT(dma::validate(d), Catch::Contains("a control write moves at most 64 bytes") && Catch::Contains("72 bytes"));
+    d.row_bytes = 8;
+    CHECK(dma::validate(d).empty());
+    d.reduce = numerics::dtype::fp32;
+    CHECK_THAT(dma::validate(d), Catch::Contains("accumulates nothing"));
+    CHECK_THAT(dma::to_string(dma::dma_descriptor{}), !Catch::Contains("control"));
+    d.reduce.reset();
+    CHECK_THAT(dma::to_string(d), Catch::Contains(", control}"));
+}
+
 TEST_CASE("DMA: a bus error is reported with the engine's name and the address", "[dma]") {
     dma::dma_config c;
     dma_bench b(c);

@@ -376,6 +376,56 @@ TEST_CASE("full chips: a bidirectional-ring all-reduce reduced on the Vector Eng
     CHECK(bidir.sim_ns < 0.85 * ring);
 }
 
+namespace {
+// The 8 MiB BF16 all-reduce of `a` on ring-8's full chips reduced on the DMA engines, with chip `late` starting
+// `late_ns` late, against all chips at 0 (two simulations, one in a child process).
+std::pair<double, double> late_start(collective::algo a, uint32_t late, double late_ns) {
+    auto cfg = full("ring-8", {"chip.collective_reduce=dma", "sim.functional=false"});
+    collective::params p;
+    p.o = collective::op::allreduce;
+    p.a = a;
+    p.dt = numerics::dtype::bf16;
+    p.bytes = 8ull << 20;
+    tb::collective_options opt;
+    opt.sim.wall_limit_s = 120;
+    const double aligned = test::in_child_process([&] { return tb::run_collective(cfg, p, opt).sim_ns; });
+    opt.chip_start_ns.assign(late + 1, 0.0);
+    opt.chip_start_ns[late] = late_ns;
+    return {aligned, tb::run_collective(cfg, p, opt).sim_ns};
+}
+}  // namespace
+
+// A chip arriving late delays a ring by about its lateness, not a multiple of it. With a semaphore write queued
+// behind another queue's whole copy in a DMA engine and behind the link's reserved bulk data, and a lane's sends
+// free to overlap, the late block's signals came microseconds late at every hop and the lateness grew around the
+// ring: 4 us late cost the ring 41 us (116.0 -> 156.9 us) and the bidirectional ring 29 us (85.0 -> 114.4).
+TEST_CASE("full chips: a ring all-reduce with one chip starting late ends about that much later", "[multichip][full]") {
+    const auto [aligned, late] = late_start(collective::algo::ring, 7, 20000);
+    INFO("aligned " << aligned << " ns, chip 7 at 20 us: " << late << " ns");
+    CHECK(late > aligned + 20000);
+    CHECK(late < aligned + 20000 + 3000);
+}
+
+TEST_CASE("full chips: a bidirectional-ring all-reduce with one chip starting late ends about that much later",
+          "[multichip][full]") {
+    const auto [aligned, late] = late_start(collective::algo::bidir_ring, 3, 4000);
+    INFO("aligned " << aligned << " ns, chip 3 at 4 us: " << late << " ns");
+    CHECK(late > aligned + 4000);
+    CHECK(late < aligned + 4000 + 3000);
+}
+
+TEST_CASE("full chips: chip start times that are not a time of a platform chip are refused", "[multichip][full]") {
+    auto cfg = full("ring-8", {"sim.functional=false"});
+    collective::params p;
+    p.bytes = 1 << 16;
+    tb::collective_options opt;
+    opt.chip_start_ns.assign(9, 0.0);
+    CHECK_THROWS_WITH(tb::run_collective(cfg, p, opt), Contains("chip_start_ns has 9 entries, the platform 8 chips"));
+    opt.chip_start_ns.assign(3, 0.0);
+    opt.chip_start_ns[2] = -1;
+    CHECK_THROWS_WITH(tb::run_collective(cfg, p, opt), Contains("chip_start_ns[2] must be >= 0 ns"));
+}
+
 TEST_CASE("lowering: every wait of the lowered streams is signalled often enough", "[multichip][full]") {
     collective::params p;
     p.bytes = 4 * 1000;

@@ -66,6 +66,25 @@ TEST_CASE("link: transfers are placed in time, not in call order: an earlier arr
     REQUIRE(f5.head_ps == held_fourth.tail_ps);
 }
 
+TEST_CASE("link: a one-packet transfer is not queued behind bulk data reserved ahead of it", "[multichip]") {
+    // A semaphore write (8 bytes) arriving while a 1 MiB copy holds the direction for the next ~4.6 us goes at the
+    // next packet boundary (arbitration per packet), not after the copy; longer transfers still queue FCFS.
+    link_config p;
+    p.credits = 4096;
+    direction_timeline t(p);
+    flight bulk_held, word_held, next_held;
+    const flight bulk = t.reserve({0, 0}, 1 << 20, &bulk_held);
+    const flight word = t.reserve({1000000, 1000000}, 8, &word_held);
+    CHECK(word_held.head_ps == 1000000);
+    CHECK(word.tail_ps < bulk_held.tail_ps / 2);
+    CHECK(double(word.head_ps - 1000000) / 1000 == Approx(p.latency_ns + (8 + 32) / p.gbps).margin(0.01));
+    t.reserve({1000000, 1000000}, 4096, &next_held);
+    CHECK(next_held.head_ps == bulk_held.tail_ps);  // a bulk transfer waits for the copy
+    CHECK(t.wait_ps() == bulk_held.tail_ps - 1000000);
+    CHECK(t.busy_ps() > 0);
+    CHECK(t.transfers() == 3);
+}
+
 TEST_CASE("link: few credits throttle the link to credits x payload per round trip", "[multichip]") {
     link_config p;
     p.credits = 8;  // 8 x 256 B per ~1 us round trip = ~2 GB/s

@@ -1,6 +1,8 @@
 #include "testbench/workloads/collective/collective_run.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -31,6 +33,63 @@ static void require_multichip(const platform::platform_config& cfg) {
                                     "cluster platform (trnsim list)");
 }
 
+namespace {
+
+constexpr uint32_t NO_START_SEM = UINT32_MAX;
+
+// collective_options::chip_start_ns: at most one time per chip, each >= 0.
+void check_chip_starts(const std::vector<double>& start_ns, uint32_t chips) {
+    if (start_ns.size() > chips)
+        throw std::invalid_argument("collective: chip_start_ns has " + std::to_string(start_ns.size()) +
+                                    " entries, the platform " + std::to_string(chips) + " chips");
+    for (size_t c = 0; c < start_ns.size(); ++c)
+        if (!(start_ns[c] >= 0) || !std::isfinite(start_ns[c]))
+            throw std::invalid_argument("collective: chip_start_ns[" + std::to_string(c) + "] must be >= 0 ns, not " +
+                                        std::to_string(start_ns[c]));
+}
+
+// On every core of a chip that starts late, a semaphore of its own (the same index on each) that the first
+// instruction of each of its queues waits for; NO_START_SEM for a chip at 0.
+std::vector<uint32_t> hold_until_started(lowered_collective& low, const lowering_layout& L,
+                                         const std::vector<double>& start_ns) {
+    std::vector<uint32_t> sems(start_ns.size(), NO_START_SEM);
+    for (uint32_t c = 0; c < start_ns.size(); ++c) {
+        if (start_ns[c] == 0) continue;
+        uint32_t sem = 0;
+        for (uint32_t k = L.first_core; k < L.first_core + L.cores; ++k) sem = std::max(sem, low.programs[c][k].semaphores);
+        sems[c] = sem;
+        for (uint32_t k = L.first_core; k < L.first_core + L.cores; ++k) {
+            core::core_program& pr = low.programs[c][k];
+            pr.semaphores = sem + 1;
+            auto hold = [sem](std::vector<core::instruction>& q) {
+                if (!q.empty()) q.front().waits.insert(q.front().waits.begin(), core::sem_wait{sem, 1});
+            };
+            for (auto& q : pr.dma) hold(q);
+            hold(pr.vector);
+            hold(pr.scalar);
+            hold(pr.te);
+        }
+    }
+    return sems;
+}
+
+// A write to semaphore register `sem` of core k landing `at_ns` from now, through its register port.
+void write_semaphore(core::neuron_core& k, uint32_t sem, double at_ns) {
+    uint8_t one[core::core_config::SEM_REGISTER_BYTES] = {1};
+    tlm::tlm_generic_payload gp;
+    gp.set_command(tlm::TLM_WRITE_COMMAND);
+    gp.set_address(uint64_t(sem) * core::core_config::SEM_REGISTER_BYTES);
+    gp.set_data_ptr(one);
+    gp.set_data_length(sizeof one);
+    gp.set_streaming_width(sizeof one);
+    sc_core::sc_time delay(at_ns, sc_core::SC_NS);
+    k.sem_regs.get_base_export()->b_transport(gp, delay);
+    if (gp.get_response_status() != tlm::TLM_OK_RESPONSE)
+        throw std::logic_error(std::string(k.name()) + ": the start semaphore write failed");
+}
+
+}  // namespace
+
 collective_result run_collective(const platform::platform_config& cfg, const collective::params& p,
                                  const collective_options& opt) {
     using clock = std::chrono::steady_clock;
@@ -60,6 +119,7 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
     r.build_s = std::chrono::duration<double>(clock::now() - t0).count();
     r.chips = mc.chips();
     r.steps = s.steps.size();
+    check_chip_starts(opt.chip_start_ns, r.chips);
 
     platform::multichip_platform plat("platform", cfg);
     // The chips' side of the run: a light-chip platform executes the schedule with collective_executor, a platform
@@ -84,6 +144,7 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
         apply_options(L, s, opt);
         r.input_addr = L.input, r.output_addr = L.output;
         lowered_collective low = lower(s, L);
+        const std::vector<uint32_t> start_sems = hold_until_started(low, L, opt.chip_start_ns);
         size_t to_spawn = 0;
         for (const auto& chip_programs : low.programs)
             for (const auto& prog : chip_programs) to_spawn += core::neuron_core::threads_for(prog);
@@ -98,6 +159,8 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
             for (uint32_t k = L.first_core; k < L.first_core + L.cores; ++k) {
                 cores.push_back(plat.full_chip(c)->cores[k].get());
                 cores.back()->load(std::move(low.programs[c][k]));
+                if (c < start_sems.size() && start_sems[c] != NO_START_SEM)
+                    write_semaphore(*cores.back(), start_sems[c], opt.chip_start_ns[c]);
             }
         load_input = [&plat, &s, L](uint32_t c, const uint8_t* in) {
             plat.full_chip(c)->host_write(L.input, in, s.input_bytes);
@@ -118,6 +181,9 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
             return out;
         };
     } else {
+        if (std::any_of(opt.chip_start_ns.begin(), opt.chip_start_ns.end(), [](double t) { return t > 0; }))
+            throw std::invalid_argument("collective: chip_start_ns holds back full chips' instruction streams; this "
+                                        "platform's chips are light");
         ex = std::make_unique<collective_executor>("executor", plat, s);
         load_input = [&](uint32_t c, const uint8_t* in) {
             plat.chip(c).load(ex->buffer_address(c, collective::buffer::input), in, s.input_bytes);

@@ -39,6 +39,10 @@ struct collective_options {
     // Full chips: every copy into another chip also signals that chip once landed (lowering_layout::notify_landing),
     // as the collectives of a training step simulated whole are lowered.
     bool notify_landing = false;
+    // Full chips: chip c's part starts chip_start_ns[c] ns late (chips missing from the end: at 0), as chips arrive
+    // at a collective out of step from the compute before it. Every queue of the chip's cores first waits for a
+    // semaphore that a write to its register sets at that time, as a runtime starts a chip's streams.
+    std::vector<double> chip_start_ns;
 };
 
 struct collective_result {

@@ -104,6 +104,13 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
         prog(agent).dma[queue_of(next_queue[agent], lane)].push_back(std::move(in));
         ++out.dma_instructions;
     };
+    // A lane's sends to other chips go out in the schedule's order, one queue per lane (a channel): the DMA engines
+    // serve a queue's descriptors in order, so a send starts streaming when the one before it has streamed, and a
+    // send whose data is late holds up the lane's later sends instead of sharing the link with them.
+    auto push_send = [&](uint32_t agent, uint32_t lane, core::instruction in) {
+        prog(agent).dma[lane % lanes].push_back(std::move(in));
+        ++out.dma_instructions;
+    };
     auto address = [&](const collective::region& r) {
         switch (r.buf) {
         case collective::buffer::input: return L.input + r.offset;
@@ -192,7 +199,11 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
     // Agent a's part of step i as one DMA instruction, once the step's dependencies are met; its semaphore says done.
     auto one_dma = [&](uint32_t a, size_t i, const dma::dma_descriptor& d) {
         const uint32_t sem = new_sem(a);
-        push_dma(a, s.steps[i].lane, dma_instruction(waits_for(a, i), int32_t(sem), d));
+        const auto& st = s.steps[i];
+        if (st.kind == collective::step_kind::copy && st.src.chip != st.dst.chip)
+            push_send(a, st.lane, dma_instruction(waits_for(a, i), int32_t(sem), d));
+        else
+            push_dma(a, st.lane, dma_instruction(waits_for(a, i), int32_t(sem), d));
         done[i].push_back({a, {sem, 1}});
     };
     for (size_t i = 0; i < steps; ++i) {
@@ -295,6 +306,7 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
                 d.src = L.signal_word;
                 d.dst = chip_of(z) == chip_of(a) ? reg : link::global_address(chip_of(z), reg);
                 d.row_bytes = core::core_config::SEM_REGISTER_BYTES;
+                d.control = true;  // a semaphore write: the engines serve it ahead of their queued data
                 // On queues of their own: a signal waits for its step, and must not hold up data movement behind it.
                 prog(a).dma[L.dma_queues + queue_of(next_signal_queue[a], st.lane)].push_back(dma_instruction(mine, -1, d));
                 ++out.dma_instructions;

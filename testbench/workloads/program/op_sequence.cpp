@@ -297,6 +297,7 @@ std::vector<std::vector<core::core_program>> op_sequence::finish(owner_map* owne
                 in.dma.src = m_L.signal_word;
                 in.dma.dst = m_L.core_base + uint64_t(j) * m_L.core_stride + m_L.sem_core + uint64_t(o.barrier.sem) * R;
                 in.dma.row_bytes = R;
+                in.dma.control = true;  // a semaphore write: not held behind the engines' queued data
                 sync.push_back(std::move(in));
             }
             src = core::core_program();  // moved out; names, chips and streams stay for the caller
