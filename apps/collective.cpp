@@ -45,7 +45,10 @@ std::vector<double> parse_chip_starts(const args& a, uint32_t chips) {
     std::vector<double> at;
     for (const std::string& v : a.list("chip-start")) {
         auto bad = [&](const std::string& why) {
-            return usage_error("--chip-start: '" + v + "' " + why + ", expected CHIP:NS (e.g. 3:4000)");
+            std::string msg = "--chip-start: '" + v + "' ";
+            msg += why;
+            msg += ", expected CHIP:NS (e.g. 3:4000)";
+            return usage_error(msg);
         };
         const size_t colon = v.find(':');
         if (colon == std::string::npos) throw bad("has no ':'");

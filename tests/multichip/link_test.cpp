@@ -73,7 +73,7 @@ TEST_CASE("link: a one-packet transfer is not queued behind bulk data reserved a
     p.credits = 4096;
     direction_timeline t(p);
     flight bulk_held, word_held, next_held;
-    const flight bulk = t.reserve({0, 0}, 1 << 20, &bulk_held);
+    t.reserve({0, 0}, 1 << 20, &bulk_held);
     const flight word = t.reserve({1000000, 1000000}, 8, &word_held);
     CHECK(word_held.head_ps == 1000000);
     CHECK(word.tail_ps < bulk_held.tail_ps / 2);
