@@ -38,6 +38,7 @@ void dma_engine::submit(const dma_descriptor& d, std::function<void()> on_done, 
     j.eligible_ps = tlmx::now_ps() + tlmx::to_ps(sc_core::sc_time(m_cfg.descriptor_latency_ns, sc_core::SC_NS));
     if (m_cfg.checksum && !d.reduce) j.check = std::move(check);
     m_jobs.push_back(std::move(j));
+    if (d.control) m_controls.push_back(std::prev(m_jobs.end()));
     wake_at(m_jobs.back().eligible_ps);
     update_waves();
 }
@@ -105,8 +106,7 @@ uint64_t dma_engine::advance() {
         const uint64_t done = m_completions.empty() ? NEVER : m_completions.front();
         // The oldest eligible control write, else the oldest descriptor that still has bursts to issue (data goes out
         // in descriptor order).
-        auto it = std::find_if(m_jobs.begin(), m_jobs.end(),
-                               [now](const job& j) { return j.d.control && !j.all_issued && j.eligible_ps <= now; });
+        auto it = !m_controls.empty() && m_controls.front()->eligible_ps <= now ? m_controls.front() : m_jobs.end();
         if (it == m_jobs.end()) it = std::find_if(m_jobs.begin(), m_jobs.end(), [](const job& j) { return !j.all_issued; });
         if (it == m_jobs.end()) return done;
         uint64_t ready = std::max(it->eligible_ps, m_port.free_at_ps());  // the datapath streams one burst at a time
@@ -177,6 +177,10 @@ void dma_engine::issue_burst(std::list<job>::iterator it) {
     m_flights.push_back({lands, it, len});
     std::push_heap(m_flights.begin(), m_flights.end(), std::greater<>());
     if (j.all_issued) {
+        if (j.d.control) {  // the oldest unissued control write: the one the control path or the FIFO picked
+            sc_assert(!m_controls.empty() && m_controls.front() == it);
+            m_controls.pop_front();
+        }
         m_completions.push_back(j.last_lands_ps);
         std::push_heap(m_completions.begin(), m_completions.end(), std::greater<>());
     }

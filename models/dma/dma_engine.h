@@ -15,6 +15,7 @@
 // added to the descriptor's checksum_state as read and again as found at the destination after the write.
 #pragma once
 #include <functional>
+#include <deque>
 #include <list>
 #include <memory>
 #include <string>
@@ -102,6 +103,9 @@ private:
 
     dma_config m_cfg;
     std::list<job> m_jobs;
+    // The control writes not yet issued, oldest first (all share the descriptor latency, so the oldest is the first
+    // eligible); each leaves when its one burst is issued.
+    std::deque<std::list<job>::iterator> m_controls;
     uint32_t m_rank;
     bool m_blocking = false;  // a target may block: issue from issue_thread
     std::vector<uint64_t> m_wakes;  // instants the scheduler will call this engine at (sorted; a few at most)
