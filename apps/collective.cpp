@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -40,37 +41,6 @@ const char* COLLECTIVE_USAGE = R"(trnsim collective [--platform NAME | --config 
   the simulated time counts from 0)
 )";
 
-// --chip-start CHIP:NS (repeatable): per chip, the time its part of the collective starts.
-std::vector<double> parse_chip_starts(const args& a, uint32_t chips) {
-    std::vector<double> at;
-    for (const std::string& v : a.list("chip-start")) {
-        auto bad = [&](const std::string& why) {
-            std::string msg = "--chip-start: '" + v + "' ";
-            msg += why;
-            msg += ", expected CHIP:NS (e.g. 3:4000)";
-            return usage_error(msg);
-        };
-        const size_t colon = v.find(':');
-        if (colon == std::string::npos) throw bad("has no ':'");
-        const std::string c = v.substr(0, colon), t = v.substr(colon + 1);
-        if (c.empty() || c.size() > 9 || c.find_first_not_of("0123456789") != std::string::npos)
-            throw bad("has a bad chip id '" + c + "'");
-        const uint32_t chip = uint32_t(std::stoul(c));
-        if (chip >= chips) throw bad("names chip " + c + ", the platform has " + std::to_string(chips));
-        size_t used = 0;
-        double ns = -1;
-        try {
-            ns = std::stod(t, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (t.empty() || used != t.size() || !std::isfinite(ns) || ns < 0) throw bad("has a bad time (ns >= 0)");
-        if (at.size() <= chip) at.resize(chip + 1, 0.0);
-        at[chip] = ns;
-    }
-    return at;
-}
-
 uint64_t parse_size(const std::string& option, const std::string& s) {
     size_t i = 0;
     while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
@@ -106,6 +76,25 @@ std::string topo_text(const collective::topology& t) {
     return "";
 }
 
+// A finite number written whole (nothing after it), or nothing.
+std::optional<double> finite_number(const std::string& t) {
+    size_t used = 0;
+    double x = 0;
+    try {
+        x = std::stod(t, &used);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+    if (t.empty() || used != t.size() || !std::isfinite(x)) return std::nullopt;
+    return x;
+}
+
+// A chip id (at most 9 decimal digits), or nothing.
+std::optional<uint32_t> chip_id(const std::string& t) {
+    if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos || t.size() > 9) return std::nullopt;
+    return uint32_t(std::stoul(t));
+}
+
 // "A-B" or "A-B:F[:NS]" of --link-down / --link-degraded.
 platform::link_fault parse_fault(const std::string& opt, const std::string& v, bool down) {
     std::string form = down ? "A-B (e.g. 3-4)" : "A-B:FACTOR[:EXTRA_NS] (e.g. 3-4:0.5)";
@@ -117,20 +106,14 @@ platform::link_fault parse_fault(const std::string& opt, const std::string& v, b
     size_t dash = v.find('-'), colon = v.find(':');
     if (dash == std::string::npos || dash == 0) throw bad("has no chip pair");
     auto number = [&](const std::string& t, const char* what) {
-        size_t used = 0;
-        double x = 0;
-        try {
-            x = std::stod(t, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (t.empty() || used != t.size() || !std::isfinite(x)) throw bad(std::string("has a bad ") + what);
-        return x;
+        const auto x = finite_number(t);
+        if (!x) throw bad(std::string("has a bad ") + what);
+        return *x;
     };
     auto chip = [&](const std::string& t) {
-        if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos || t.size() > 9)
-            throw bad("has a bad chip id '" + t + "'");
-        return uint32_t(std::stoul(t));
+        const auto c = chip_id(t);
+        if (!c) throw bad("has a bad chip id '" + t + "'");
+        return *c;
     };
     f.from = chip(v.substr(0, dash));
     f.to = chip(v.substr(dash + 1, colon == std::string::npos ? std::string::npos : colon - dash - 1));
@@ -145,6 +128,30 @@ platform::link_fault parse_fault(const std::string& opt, const std::string& v, b
     if (c2 != std::string::npos) f.extra_latency_ns = number(rest.substr(c2 + 1), "extra latency");
     // The values are judged by add_link_fault (platforms/server/multichip_config.h), as the config's are.
     return f;
+}
+
+// --chip-start CHIP:NS (repeatable): per chip, the time its part of the collective starts.
+std::vector<double> parse_chip_starts(const args& a, uint32_t chips) {
+    std::vector<double> at;
+    for (const std::string& v : a.list("chip-start")) {
+        auto bad = [&](const std::string& why) {
+            std::string msg = "--chip-start: '" + v + "' ";
+            msg += why;
+            msg += ", expected CHIP:NS (e.g. 3:4000)";
+            return usage_error(msg);
+        };
+        const size_t colon = v.find(':');
+        if (colon == std::string::npos) throw bad("has no ':'");
+        const std::string c = v.substr(0, colon);
+        const auto chip = chip_id(c);
+        if (!chip) throw bad("has a bad chip id '" + c + "'");
+        if (*chip >= chips) throw bad("names chip " + c + ", the platform has " + std::to_string(chips));
+        const auto ns = finite_number(v.substr(colon + 1));
+        if (!ns || *ns < 0) throw bad("has a bad time (ns >= 0)");
+        if (at.size() <= *chip) at.resize(*chip + 1, 0.0);
+        at[*chip] = *ns;
+    }
+    return at;
 }
 
 }  // namespace

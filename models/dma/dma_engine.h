@@ -2,8 +2,8 @@
 // one initiator socket. The engine sends a burst whenever the engine's datapath (a bandwidth-limited port) is free
 // and fewer than `outstanding` bursts are in flight. A control write (descriptor.control: a semaphore write, one
 // burst) goes at the next burst, ahead of the data queued before it: releasing a waiting engine or chip is not held
-// behind another transfer's megabyte (the data keeps its order); each burst lands at the time its transport annotated (memory
-// latency and contention included). A descriptor's completion callback runs at the instant its last burst lands.
+// behind another transfer's megabyte (the data keeps its order). Each burst lands at the time its transport
+// annotated (memory latency and contention included). A descriptor's completion callback runs at the instant its last burst lands.
 // The engine acts through the model's scheduler (tlm/scheduler.h) in its rank's turn: bursts that engines issue
 // at the same instant reach the memories in rank order. It issues from scheduler callbacks (no thread switch per
 // burst) unless a target may block in b_transport (the detailed HBM model), when a thread of its own issues.
@@ -40,7 +40,8 @@ namespace trnsim::dma {
 class dma_engine;
 
 // One completed descriptor as an observer sees it. issue_begin..issue_end is when the engine's datapath streamed
-// its bursts (spans of one engine's data descriptors never overlap; a control write's may fall inside one); done is when its last burst landed.
+// its bursts (spans of one engine's data descriptors never overlap; a control write's may fall inside one); done
+// is when its last burst landed.
 struct dma_event {
     const dma_engine* engine;
     const dma_descriptor* d;

@@ -27,6 +27,10 @@
 // first hop's queueing and latency in its head, and with a single "free from" pointer every transfer called after it
 // but arriving earlier would queue behind it while the resource sits idle (tlmx::gap_port, whose placement this
 // uses). Among transfers arriving at the same time the first called goes first.
+//
+// A transfer of one packet (a semaphore write) is placed at its head, not behind the transfers reserved ahead of it:
+// the hardware arbitrates packet by packet, so it would go at the next packet boundary; the reservations it passes
+// are not moved (under a nanosecond each). It still counts in bytes, wire bytes and busy time.
 #pragma once
 #include <algorithm>
 #include <cmath>

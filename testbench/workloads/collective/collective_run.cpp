@@ -35,8 +35,6 @@ static void require_multichip(const platform::platform_config& cfg) {
 
 namespace {
 
-constexpr uint32_t NO_START_SEM = UINT32_MAX;
-
 // collective_options::chip_start_ns: at most one time per chip, each >= 0.
 void check_chip_starts(const std::vector<double>& start_ns, uint32_t chips) {
     if (start_ns.size() > chips)
@@ -49,10 +47,10 @@ void check_chip_starts(const std::vector<double>& start_ns, uint32_t chips) {
 }
 
 // On every core of a chip that starts late, a semaphore of its own (the same index on each) that the first
-// instruction of each of its queues waits for; NO_START_SEM for a chip at 0.
+// instruction of each of its queues waits for; returned per chip (0 for a chip at 0, which waits for none).
 std::vector<uint32_t> hold_until_started(lowered_collective& low, const lowering_layout& L,
                                          const std::vector<double>& start_ns) {
-    std::vector<uint32_t> sems(start_ns.size(), NO_START_SEM);
+    std::vector<uint32_t> sems(start_ns.size(), 0);
     for (uint32_t c = 0; c < start_ns.size(); ++c) {
         if (start_ns[c] == 0) continue;
         uint32_t sem = 0;
@@ -159,7 +157,7 @@ collective_result run_schedule(const platform::platform_config& cfg, const colle
             for (uint32_t k = L.first_core; k < L.first_core + L.cores; ++k) {
                 cores.push_back(plat.full_chip(c)->cores[k].get());
                 cores.back()->load(std::move(low.programs[c][k]));
-                if (c < start_sems.size() && start_sems[c] != NO_START_SEM)
+                if (c < start_sems.size() && opt.chip_start_ns[c] > 0)
                     write_semaphore(*cores.back(), start_sems[c], opt.chip_start_ns[c]);
             }
         load_input = [&plat, &s, L](uint32_t c, const uint8_t* in) {

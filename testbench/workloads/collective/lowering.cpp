@@ -17,6 +17,11 @@ uint32_t executor_of(const collective::step& st) {
     return st.kind == collective::step_kind::copy ? st.src.chip : st.dst.chip;
 }
 
+// A copy into another chip (a send over the fabric).
+bool remote_copy(const collective::step& st) {
+    return st.kind == collective::step_kind::copy && st.src.chip != st.dst.chip;
+}
+
 core::instruction dma_instruction(std::vector<core::sem_wait> waits, int32_t signal, const dma::dma_descriptor& d) {
     core::instruction in;
     in.op = core::opcode::dma;
@@ -100,15 +105,13 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
         const uint32_t l = lane % lanes;
         return l + lanes * (next[l]++ % per_lane);
     };
-    auto push_dma = [&](uint32_t agent, uint32_t lane, core::instruction in) {
-        prog(agent).dma[queue_of(next_queue[agent], lane)].push_back(std::move(in));
-        ++out.dma_instructions;
-    };
-    // A lane's sends to other chips go out in the schedule's order, one queue per lane (a channel): the DMA engines
-    // serve a queue's descriptors in order, so a send starts streaming when the one before it has streamed, and a
-    // send whose data is late holds up the lane's later sends instead of sharing the link with them.
-    auto push_send = [&](uint32_t agent, uint32_t lane, core::instruction in) {
-        prog(agent).dma[lane % lanes].push_back(std::move(in));
+    // A lane's sends to other chips go out in the schedule's order, one queue per lane (a channel, queue l): the DMA
+    // engines serve their data descriptors in order, so a send starts streaming when the one before it has streamed,
+    // and a send whose data is late holds up the lane's later sends instead of sharing the link with them. The rest
+    // rotates over the lane's queues.
+    auto push_dma = [&](uint32_t agent, const collective::step& st, core::instruction in) {
+        const uint32_t q = remote_copy(st) ? st.lane % lanes : queue_of(next_queue[agent], st.lane);
+        prog(agent).dma[q].push_back(std::move(in));
         ++out.dma_instructions;
     };
     auto address = [&](const collective::region& r) {
@@ -138,13 +141,13 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
         // all-gather's first send waited behind the local copy of its own block in every engine) and it moves at
         // the DMA rate of several cores.
         const bool copy = st.kind == collective::step_kind::copy;
-        const bool remote_copy = copy && st.src.chip != st.dst.chip;
+        const bool remote = remote_copy(st);
         if (copy) {
             // Pieces of up to copy_piece bytes (first = byte offset, free = bytes): a long copy does not hold every
             // DMA engine of one core while that core's reduce tiles queue behind it. A local copy: one piece per
             // core it is spread over (4 KiB aligned).
             uint64_t piece = L.copy_piece;
-            if (!remote_copy && C > 1)
+            if (!remote && C > 1)
                 piece = std::min(piece, std::max<uint64_t>(4096, (st.src.bytes / (C - 1) + 4095) & ~uint64_t(4095)));
             for (uint64_t off = 0; off < st.src.bytes; off += piece)
                 tiles[i].push_back({off, 1, uint32_t(std::min<uint64_t>(piece, st.src.bytes - off))});
@@ -155,7 +158,7 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
             // Copies to other chips on core 0, reduce tiles and local copies on the others (a send's descriptors would
             // sit in front of tile loads in every DMA engine of its core); one core does both.
             uint32_t core = 0;
-            if (C > 1 && !remote_copy) {
+            if (C > 1 && !remote) {
                 if (split_cores) {  // the step's lane's cores: 1 + lane, 1 + lane + lanes, ...
                     const uint32_t l = st.lane % lanes, count = (C - 1 - l + lanes - 1) / lanes;
                     core = 1 + l + lanes * (next_lane_core[size_t(x) * lanes + l]++ % count);
@@ -199,11 +202,7 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
     // Agent a's part of step i as one DMA instruction, once the step's dependencies are met; its semaphore says done.
     auto one_dma = [&](uint32_t a, size_t i, const dma::dma_descriptor& d) {
         const uint32_t sem = new_sem(a);
-        const auto& st = s.steps[i];
-        if (st.kind == collective::step_kind::copy && st.src.chip != st.dst.chip)
-            push_send(a, st.lane, dma_instruction(waits_for(a, i), int32_t(sem), d));
-        else
-            push_dma(a, st.lane, dma_instruction(waits_for(a, i), int32_t(sem), d));
+        push_dma(a, s.steps[i], dma_instruction(waits_for(a, i), int32_t(sem), d));
         done[i].push_back({a, {sem, 1}});
     };
     for (size_t i = 0; i < steps; ++i) {
@@ -249,10 +248,10 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
                 const int32_t loaded = int32_t(new_sem(a));
                 ld.src = dst + t.first * es;
                 ld.dst = sbuf_chip + a_off;
-                push_dma(a, st.lane, dma_instruction(tw, loaded, ld));
+                push_dma(a, st, dma_instruction(tw, loaded, ld));
                 ld.src = src + t.first * es;
                 ld.dst = sbuf_chip + b_off;
-                push_dma(a, st.lane, dma_instruction(std::move(tw), loaded, ld));
+                push_dma(a, st, dma_instruction(std::move(tw), loaded, ld));
                 // The add, in place in the dst operand's slot.
                 core::instruction v;
                 v.op = core::opcode::vector;
@@ -276,7 +275,7 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
                 sd.src_stride = int64_t(L.partition_bytes);
                 sd.dst_stride = int64_t(sd.row_bytes);
                 const uint32_t stored = new_sem(a);
-                push_dma(a, st.lane, dma_instruction({{added, 1}}, int32_t(stored), sd));
+                push_dma(a, st, dma_instruction({{added, 1}}, int32_t(stored), sd));
                 slot_busy[a][slot] = {{stored, 1}};
                 done[i].push_back({a, {stored, 1}});
                 ++out.tiles;
@@ -285,7 +284,7 @@ lowered_collective lower(const collective::schedule& s, const lowering_layout& L
         // Signals: once its part of the step is done, each agent of the step writes one semaphore register of every
         // other agent that waits for the step (over the NoC on its own chip, over the fabric on another).
         std::vector<uint32_t> targets = consumers[i];
-        if (L.notify_landing && st.kind == collective::step_kind::copy && st.dst.chip != st.src.chip &&
+        if (L.notify_landing && remote_copy(st) &&
             std::none_of(targets.begin(), targets.end(), [&](uint32_t z) { return chip_of(z) == st.dst.chip; }))
             targets.push_back(st.dst.chip * C);
         for (uint32_t a : agents_of[i]) {
