@@ -21,6 +21,8 @@ const char* name_of(phase_kind k) {
     case phase_kind::colsum: return "colsum";
     case phase_kind::softmax_stats: return "softmax_stats";
     case phase_kind::softmax_merge: return "softmax_merge";
+    case phase_kind::gather: return "gather";
+    case phase_kind::scatter_add: return "scatter_add";
     }
     return "?";
 }

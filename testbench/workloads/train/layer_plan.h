@@ -23,7 +23,8 @@ namespace trnsim::train {
 
 enum class phase_kind : uint8_t {
     rmsnorm, rmsnorm_bwd, softmax, softmax_bwd, rope, swiglu, swiglu_bwd, add, copy, adam, colsum,
-    softmax_stats, softmax_merge  // a softmax over a row split across chips (the vocabulary-parallel LM head)
+    softmax_stats, softmax_merge,  // a softmax over a row split across chips (the vocabulary-parallel LM head)
+    gather, scatter_add            // the embedding's row lookups and their gradients' accumulation (row DMAs)
 };
 const char* name_of(phase_kind k);
 

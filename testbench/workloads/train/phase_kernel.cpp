@@ -27,7 +27,7 @@ constexpr numerics::dtype F32 = numerics::dtype::fp32;
 
 // rows x cols, 1 x cols (per-feature), rows x 1 (per-row, FP32); stats: a split softmax's row statistics, per part
 // (max(parts, 1) of them) the rows' maxima then their exp-sums, FP32 (parts x 2 x rows)
-enum class shape : uint8_t { full, row, col, stats };
+enum class shape : uint8_t { full, row, col, stats, table };  // table: table_rows x cols
 
 struct tensor_def {
     const char* name;
@@ -85,6 +85,10 @@ kind_def def_of(phase_kind k) {
     case phase_kind::softmax_bwd:
         return {true, {{"p", 0, shape::full, 0}, {"dp", 0, shape::full, 0}, {"ds", 0, shape::full, 1}},
                 {{"p", 0, 0}, {"dp", 0, 0}, {"t", 1, 0}, {"u", 1, 0}, {"ds", 0, 0}, {"s", 1, 1}}};
+    case phase_kind::gather:  // row moves: no SBUF buffer sets
+        return {false, {{"table", 0, shape::table, 0}, {"zero", 0, shape::row, 0}, {"y", 0, shape::full, 1}}, {}};
+    case phase_kind::scatter_add:
+        return {false, {{"dy", 0, shape::full, 0}, {"zero", 0, shape::row, 0}, {"table", 0, shape::table, 1}}, {}};
     case phase_kind::adam:
         return {false,
                 {{"param", 1, shape::full, 2}, {"m", 1, shape::full, 2}, {"v", 1, shape::full, 2}, {"grad", 0, shape::full, 0},
@@ -93,7 +97,9 @@ kind_def def_of(phase_kind k) {
     }
     throw std::logic_error("phase kind");
 }
-// The phase's tensors as s runs it: an accumulating colsum reads y as well as writing it.
+bool row_moves(phase_kind k) { return k == phase_kind::gather || k == phase_kind::scatter_add; }
+
+// The phase's tensors as s runs it: an accumulating colsum reads y as well as writing it (a scatter_add its table).
 kind_def def_of(const phase_spec& s) {
     kind_def kd = def_of(s.kind);
     if (s.accumulate)
@@ -136,6 +142,7 @@ std::pair<uint64_t, uint64_t> dims(const phase_spec& s, const tensor_def& d) {
     case shape::row: return {1, s.cols};
     case shape::col: return {s.rows, 1};
     case shape::stats: return {2 * uint64_t(std::max<uint32_t>(s.parts, 1)), s.rows};
+    case shape::table: return {s.table_rows, s.cols};
     case shape::full: break;
     }
     return {s.rows, s.cols};
@@ -167,8 +174,21 @@ phase_plan plan_phase(const platform::chip_config& cc, const phase_spec& s) {
     if (s.parts == 0 || (s.parts > 1 && s.kind != phase_kind::softmax_merge))
         throw std::invalid_argument(what + ": only a softmax_merge merges the statistics of several parts (parts " +
                                     std::to_string(s.parts) + ")");
-    if (s.accumulate && s.kind != phase_kind::colsum)
-        throw std::invalid_argument(what + ": only a colsum accumulates into its output");
+    if (s.accumulate && s.kind != phase_kind::colsum && s.kind != phase_kind::scatter_add)
+        throw std::invalid_argument(what + ": only a colsum or a scatter_add accumulates into its output");
+    if (row_moves(s.kind)) {
+        if (s.index.size() != s.rows)
+            throw std::invalid_argument(what + ": " + std::to_string(s.index.size()) + " row indices for " +
+                                        std::to_string(s.rows) + " rows");
+        if (s.table_rows == 0) throw std::invalid_argument(what + ": an empty table");
+        for (size_t i = 0; i < s.index.size(); ++i)
+            if (s.index[i] >= int64_t(s.table_rows))
+                throw std::invalid_argument(what + ": row " + std::to_string(i) + "'s index " +
+                                            std::to_string(s.index[i]) + " is outside the table's " +
+                                            std::to_string(s.table_rows) + " rows");
+    } else if (!s.index.empty() || s.table_rows) {
+        throw std::invalid_argument(what + ": only a gather or a scatter_add takes row indices");
+    }
     const kind_def kd = def_of(s);
     const uint32_t P = cc.core.sbuf.partitions, cores = cc.cores;
     const uint64_t dsz = numerics::size_of(s.dtype);
@@ -217,6 +237,13 @@ phase_plan plan_phase(const platform::chip_config& cc, const phase_spec& s) {
                                     std::to_string((next - cc.hbm_base - s.hbm_offset) >> 20) + " MiB" +
                                     (s.hbm_offset ? " at " + std::to_string(s.hbm_offset >> 20) + " MiB" : "") +
                                     ") do not fit HBM (chip.hbm.capacity_gib)");
+
+    if (row_moves(s.kind)) {  // DMA only: no SBUF, no units
+        phase_plan pl;
+        pl.what = what, pl.kd = kd, pl.P = cc.core.sbuf.partitions, pl.cores = cc.cores, pl.hbm = std::move(hbm);
+        pl.hbm_bytes = next - cc.hbm_base - s.hbm_offset;
+        return pl;
+    }
 
     // SBUF budget: per-core tiles (the gain row, the gain-gradient partial row), then buffer sets.
     const bool has_gain = s.kind == phase_kind::rmsnorm || norm_bwd;
@@ -314,8 +341,68 @@ phase_plan plan_phase(const platform::chip_config& cc, const phase_spec& s) {
 }
 
 // --- emit: core c's program (its units of the work, two buffer sets alternating) ---------------------------------
+
+// A gather's or scatter_add's row moves on core c (phase_spec::index), on one DMA queue: a gather's share of the
+// tokens (a contiguous block), or the scatter_add's copies into the table rows the core owns (r mod cores = c),
+// after the rows are set from the zero row, in waves: wave w holds each row's (w+1)-th copy and waits for the
+// waves before it (semaphore 0 counts the completed moves).
+core::core_program emit_rows(const phase_spec& s, const phase_plan& pl, uint32_t c, uint64_t& instructions) {
+    core::core_program prog;
+    prog.dma.resize(1);
+    auto& q = prog.dma[0];
+    const uint64_t es = numerics::size_of(s.dtype), row = s.cols * es, cores = pl.cores;
+    const hbm_tensor &table = pl.at("table"), &zero = pl.at("zero");
+    auto table_row = [&](int64_t r) { return table.addr + uint64_t(r) * row; };
+    auto move = [&](uint64_t src, uint64_t dst) {
+        core::instruction in;
+        in.op = core::opcode::dma;
+        in.dma.src = src, in.dma.dst = dst, in.dma.row_bytes = row;
+        return in;
+    };
+    if (s.kind == phase_kind::gather) {
+        const hbm_tensor& y = pl.at("y");
+        for (uint64_t i = s.rows * c / cores; i < s.rows * (c + 1) / cores; ++i)
+            q.push_back(move(s.index[i] >= 0 ? table_row(s.index[i]) : zero.addr, y.addr + i * y.pitch * es));
+    } else {
+        const hbm_tensor& dy = pl.at("dy");
+        prog.semaphores = 1;
+        uint64_t done = 0;  // the moves before the current wave (each signals semaphore 0)
+        if (!s.accumulate && c < s.table_rows) {
+            core::instruction in = move(zero.addr, table_row(c));
+            in.dma.rows = uint32_t((s.table_rows - c + cores - 1) / cores);
+            in.dma.src_stride = 0, in.dma.dst_stride = int64_t(cores * row);
+            in.signal = 0;
+            q.push_back(in);
+            ++done;
+        }
+        std::vector<uint32_t> copies((s.table_rows + cores - 1) / cores, 0);  // per owned row: its copies so far
+        std::vector<std::vector<uint64_t>> waves;
+        for (uint64_t i = 0; i < s.rows; ++i) {
+            const int64_t r = s.index[i];
+            if (r < 0 || uint64_t(r) % cores != c) continue;
+            const uint32_t w = copies[uint64_t(r) / cores]++;
+            if (waves.size() <= w) waves.emplace_back();
+            waves[w].push_back(i);
+        }
+        for (const auto& wave : waves) {
+            const uint64_t before = done;
+            for (uint64_t i : wave) {
+                core::instruction in = move(dy.addr + i * dy.pitch * es, table_row(s.index[i]));
+                in.dma.reduce = s.dtype;
+                if (before && i == wave.front()) in.waits.push_back({0, before});
+                in.signal = 0;
+                q.push_back(in);
+                ++done;
+            }
+        }
+    }
+    instructions += q.size();
+    return prog;
+}
+
 core::core_program emit_core(const platform::chip_config& cc, const phase_spec& s, const phase_plan& pl, uint32_t c,
                              uint64_t& instructions) {
+    if (row_moves(s.kind)) return emit_rows(s, pl, c, instructions);
     const kind_def& kd = pl.kd;
     const uint32_t P = pl.P, cores = pl.cores, sets = pl.sets;
     const uint64_t W = pl.W, logical = pl.logical, row_tiles = pl.row_tiles, row_chunks = pl.row_chunks;
@@ -612,6 +699,8 @@ core::core_program emit_core(const platform::chip_config& cc, const phase_spec& 
             store("param", "param"), store("m", "m"), store("v", "v"), store("w", "w");
             break;
         }
+        case phase_kind::gather:
+        case phase_kind::scatter_add: throw std::logic_error("row moves are emitted by emit_rows");
         }
     }
     instructions += kb.instructions();
@@ -649,6 +738,22 @@ tensors phase_reference(const phase_spec& s, const tensors& in) {
         break;
     }
     case phase_kind::copy: w["y"] = A("a"); break;
+    case phase_kind::gather: {
+        auto& y = w["y"] = std::vector<double>(R * C);
+        for (uint64_t i = 0; i < R; ++i)
+            for (uint64_t c = 0; c < C; ++c)
+                y[i * C + c] = s.index[i] >= 0 ? A("table")[uint64_t(s.index[i]) * C + c] : A("zero")[c];
+        break;
+    }
+    case phase_kind::scatter_add: {
+        auto& t = w["table"] = std::vector<double>(s.table_rows * C);
+        for (uint64_t r = 0; r < s.table_rows; ++r)
+            for (uint64_t c = 0; c < C; ++c) t[r * C + c] = s.accumulate ? A("table")[r * C + c] : A("zero")[c];
+        for (uint64_t i = 0; i < R; ++i)
+            if (s.index[i] >= 0)
+                for (uint64_t c = 0; c < C; ++c) t[uint64_t(s.index[i]) * C + c] += A("dy")[i * C + c];
+        break;
+    }
     case phase_kind::colsum: {
         auto& y = w["y"] = s.accumulate ? A("y") : std::vector<double>(C, 0.0);
         for (uint64_t i = 0; i < R; ++i)
@@ -800,6 +905,13 @@ void check_outputs(platform::chip& chip, const phase_spec& s, const phase_plan& 
         const bool fp32_out = n == "rstd" || n == "dgain" || n == "m" || n == "v" || n == "update" || n == "stats";
         c.tolerance = fp32_out ? 1e-4 : (s.dtype == F32 ? 1e-4 : std::ldexp(1.0, -(s.dtype == numerics::dtype::fp16 ? 11 : 8)) + 1e-4);
         if (n == "update" && mx > 0) c.tolerance += 2.0 * 0x1.0p-24 / mx;
+        if (s.kind == phase_kind::scatter_add && s.dtype != F32) {  // a rounding to the dtype per copy into a row
+            std::map<int64_t, uint64_t> copies;
+            uint64_t most = 0;
+            for (int64_t row : s.index)
+                if (row >= 0) most = std::max(most, ++copies[row]);
+            c.tolerance = std::ldexp(1.0, -(s.dtype == numerics::dtype::fp16 ? 11 : 8)) * double(most) + 1e-4;
+        }
         c.pass = c.rel_err <= c.tolerance;
         r.pass = r.pass && c.pass;
         r.checks.push_back(c);
@@ -862,6 +974,7 @@ phase_result run_phase(const platform::platform_config& cfg, const phase_spec& s
             if (n == "v" || n == "p") lo = 0, hi = 1;                    // second moment, probabilities
             if (n == "rstd" || n == "gain" || n == "stats") lo = 0.5, hi = 1.5;
             if (n == "cos" || n == "sin") lo = -1, hi = 1;
+            if (n == "zero") lo = hi = 0;  // the row moves' zero row
             std::vector<float> f(elements(s, t));
             for (auto& x : f) x = float(lo + (hi - lo) * g.uniform());
             const auto type = t.d.fp32 ? F32 : s.dtype;

@@ -36,8 +36,8 @@ struct phase_spec {
     // Tensors by name where the caller put them (a step chains its operations through them); the others are placed
     // from hbm_base + hbm_offset. Names: add a b y; copy a y; swiglu g u y; swiglu_bwd g u dy dg du; rope x cos sin
     // y; rmsnorm x gain y rstd; rmsnorm_bwd x dy gain rstd dx, and dgain (FP32, one partial row per 128-row tile);
-    // softmax s p; softmax_bwd p dp ds; adam param m v grad w; softmax_stats s stats; softmax_merge s stats p. Pitches
-    // apply to rows x cols tensors.
+    // softmax s p; softmax_bwd p dp ds; adam param m v grad w; softmax_stats s stats; softmax_merge s stats p;
+    // gather table zero y; scatter_add dy zero table. Pitches apply to rows x cols tensors.
     std::map<std::string, phase_tensor> at;
     // Attention's softmax: p = softmax(scale * s) over each row, the scores a query may not see (causal_block > 0:
     // rows are blocks of causal_block queries, row r is query r mod causal_block, column c key c; a multiple of the
@@ -48,13 +48,21 @@ struct phase_spec {
     // a block paired with c + rope_dim / 2; 0: the whole row is one block. cos and sin are rows x cols tables.
     uint64_t rope_dim = 0;
     // colsum: y += the sum of x's rows (an accumulating store, as a gain gradient is summed over micro-batches)
-    // instead of y = the sum.
+    // instead of y = the sum; scatter_add: into the table as it is instead of from zero.
     bool accumulate = false;
     // A softmax over rows split across `parts` chips (the vocabulary-parallel LM head's logits): softmax_stats writes
     // its shard's row statistics ("stats": the rows' maxima m, then their exp-sums sum exp(scale (s - m)), FP32);
     // the chips gather them (an all-gather: every part's stats one after another) and softmax_merge computes
     // p = exp(scale (s - M)) / S from its shard and every part's statistics, M = max m_g, S = sum s_g exp(scale (m_g - M)).
     uint32_t parts = 1;
+    // The embedding's row moves, DMA only (no SBUF, no engine), one descriptor per row: gather y[i] = table[index[i]]
+    // (index[i] < 0: a token outside the chip's vocabulary shard, y[i] = the zero row); scatter_add table[index[i]]
+    // += dy[i] for every i with index[i] >= 0 (accumulating copies, the sum rounded to the dtype at each), the table
+    // first set to the zero row unless `accumulate`. The table is table_rows x cols; rows is index.size() (tokens).
+    // A core owns the table rows r with r mod cores = its number; the copies into one row go in waves, the next
+    // wave once the last is done, so no two copies into one row are ever in flight together.
+    std::vector<int64_t> index;
+    uint64_t table_rows = 0;
     uint64_t seed = 1;        // functional runs: the inputs' seeded random values
     bool compile_only = false;  // build the programs (every mapping check) and return before simulating
 };
