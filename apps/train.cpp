@@ -36,9 +36,10 @@ const char* TRAIN_USAGE = R"(trnsim train [--platform NAME | --config FILE] [--s
   --set chip.collective_reduce=dma), and compares it with the composed step; --timeline then records every chip's
   engines and queues (--timeline-window B:E in ns: a part of the step; --timeline-max-events N: the cap).
   --whole --check runs the step whole with data instead (every layer's forward and backward with its all-reduces,
-  sends, gradient buckets and Adam, and the LM head with its loss over seeded labels; no embedding: each replica's
-  input activations seeded) and checks every chip's output, probabilities, input gradients, reduced gradients
-  (summed over the micro-batches) and Adam updates against the FP64 model (exit 1 if one fails). defaults: --platform trn2-ultraserver-64 --micro-batch 1, the model's global batch,
+  sends, gradient buckets and Adam, the embedding's row lookups and gradient scatter-add over seeded tokens, and
+  the LM head with its loss over seeded labels) and checks every chip's output, probabilities, reduced gradients
+  (the embedding's and the head's too, summed over the micro-batches) and Adam updates against the FP64 model (exit
+  1 if one fails). defaults: --platform trn2-ultraserver-64 --micro-batch 1, the model's global batch,
   --tp-algo bidir_ring --dp-algo bidir_ring, --jobs = host cores. docs/training.md
 )";
 
@@ -216,7 +217,8 @@ int cmd_train(const args& a) {
     table("decoder layer forward", r.layer_fwd);
     const std::string acc = r.micro_batches > 1 ? " (the last micro-batch: its weight gradients accumulate)" : "";
     table(("decoder layer backward" + acc).c_str(), r.layer_bwd);
-    table("embedding (first stage)", r.embed_fwd);
+    table("embedding forward (first stage)", r.embed_fwd);
+    table(("embedding backward (first stage)" + acc).c_str(), r.embed_bwd);
     table("LM head forward (last stage)", r.head_fwd);
     table(("LM head backward (last stage)" + acc).c_str(), r.head_bwd);
     out << fmt("  Adam            %s per layer (%s), %s embedding/head\n", time_str(r.adam_layer.ns).c_str(),
@@ -241,14 +243,15 @@ int cmd_train(const args& a) {
                r.wall_s, r.sim_wall_s, o.jobs, r.sim_peak_rss_what.c_str(), r.sim_peak_rss_mib);
     if (!o.timeline_file.empty()) out << "  timeline        " << o.timeline_file << "\n";
     if (whole && w.checked) {
-        out << fmt("  whole step      %s: the decoder stack and the LM head (no embedding: the input activations "
-                   "seeded) simulated whole on %s with data\n",
+        out << fmt("  whole step      %s: the embedding, the decoder stack and the LM head simulated whole on %s "
+                   "with data (seeded tokens and labels)\n",
                    ms(w.step_ns).c_str(), count_text(r.chips, "full chip").c_str());
         // The worst of each kind of compared tensor over the chips.
         std::vector<std::pair<std::string, train::whole_check>> worst;
         for (const auto& c : w.checks) {
             const std::string kind = c.name.find("Adam") != std::string::npos       ? "Adam updates"
                                      : c.name.find("input gradient") != std::string::npos ? "input gradients"
+                                     : c.name.find("embedding gradients") != std::string::npos ? "embedding gradients"
                                      : c.name.find("gradients") != std::string::npos      ? "reduced gradients"
                                                                                           : "outputs";
             auto it = std::find_if(worst.begin(), worst.end(), [&](const auto& x) { return x.first == kind; });
@@ -259,7 +262,7 @@ int cmd_train(const args& a) {
                    "the worst of each kind):\n",
                    w.pass ? "PASS" : "FAIL", w.checks.size(), count_text(r.chips, "chip").c_str());
         for (const auto& [kind, c] : worst)
-            out << fmt("    %-18s %.3g / %.3g  %s (%s)\n", kind.c_str(), c.rel_err, c.tolerance,
+            out << fmt("    %-20s %.3g / %.3g  %s (%s)\n", kind.c_str(), c.rel_err, c.tolerance,
                        c.pass ? "ok" : "FAIL", c.name.c_str());
     } else if (whole) {
         const double diff = r.step_ns / w.step_ns - 1;

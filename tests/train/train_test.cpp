@@ -711,7 +711,8 @@ TEST_CASE("a step simulated whole runs every operation on every chip, gradient b
     const uint64_t M = p.micro_batches(m);
     REQUIRE(M == 2);
     const uint64_t per_mb = lp.embed_fwd.size() + m.layers * (lp.fwd.size() + lp.bwd.size()) + lp.head_fwd.size() +
-                            lp.head_bwd.size();
+                            lp.head_bwd.size() + lp.embed_bwd.size();
+    REQUIRE(lp.embed_bwd.size() == 1);
     const uint64_t per_chip = M * per_mb + (m.layers + 1) /* buckets */ + (m.layers + 1) /* Adam */;
     CHECK(w.operations == 8 * per_chip);
     CHECK(w.barrier_writes == w.operations * 8 * 8);
@@ -802,13 +803,23 @@ TEST_CASE("the decoder stack's step with 3 micro-batches a replica accumulates t
     // Stage 0 chips: 3 input gradients, the gradients and Adam update of their layer; stage 1: the last output.
     require_checked(stack_step(2, 2, 2, numerics::dtype::bf16, true, 3), 4 * (3 + 2) + 4 * (1 + 2));
 }
-// With the LM head: its vocabulary-parallel softmax over the tp group, the loss gradient from seeded labels, its
-// backward and its gradients' bucket and Adam; checked: the probabilities of every chip's vocabulary shard, the head's
-// reduced gradients and update, and the stack's input gradients that now come through the head.
-TEST_CASE("the step with the LM head run whole on dp 2 x tp 2 x pp 2 full chips matches the FP64 model (BF16, 2 micro-batches)") {
-    // Stage 0 chips: 2 input gradients, their layer's gradients and update; stage 1: output, probabilities, their
-    // layer's and the head's gradients and updates.
-    require_checked(stack_step(2, 2, 2, numerics::dtype::bf16, true, 2, true), 4 * (2 + 2) + 4 * (2 + 2 + 2));
+// The whole model: the embedding (each replica's tokens gathered from every chip's vocabulary shard and
+// all-reduced; every token's input gradient added into its row of the shard's gradient, the first micro-batch from
+// zero, the second accumulating; its bucket and Adam) and the LM head (its vocabulary-parallel softmax over the tp
+// group, the loss gradient from seeded labels, its backward and its gradients' bucket and Adam); checked: the
+// probabilities of every chip's vocabulary shard, the embedding's and the head's reduced gradients and updates.
+TEST_CASE("the step with the embedding and the LM head run whole on dp 2 x tp 2 x pp 2 full chips matches the FP64 model (BF16, 2 micro-batches)") {
+    // Timing-only and functional runs of the same step take the same time (the timing-only one in a child process).
+    const double timing_only = test::in_child_process([] { return stack_step(2, 2, 2, numerics::dtype::bf16, false, 2, true).step_ns; });
+    // Stage 0 chips: the embedding's gradients and update, their layer's gradients and update; stage 1: output,
+    // probabilities, their layer's and the head's gradients and updates.
+    const auto w = stack_step(2, 2, 2, numerics::dtype::bf16, true, 2, true);
+    require_checked(w, 4 * (2 + 2) + 4 * (2 + 2 + 2));
+    size_t embedding = 0;
+    for (const auto& c : w.checks) embedding += c.name.find("embedding gradients") != std::string::npos;
+    CHECK(embedding == 4);
+    CHECK(timing_only > 0);
+    CHECK(timing_only == w.step_ns);
 }
 TEST_CASE("a checked step that the check cannot yet follow is refused naming why") {
     const auto cfg = load("ring-8", {"chips.model=full", "chip.collective_reduce=dma"});

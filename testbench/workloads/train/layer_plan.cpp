@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "models/numerics/dtype.h"
+#include "testbench/stimulus.h"
 
 namespace trnsim::train {
 
@@ -247,28 +248,52 @@ layer_plan plan_layer(const model_spec& m, const parallel_plan& p) {
                                 {"dgain", at("dgainf")}}));
     lp.head_bwd.push_back(bind(phase("bwd.head.norm.dgain", phase_kind::colsum, R, H), {{"x", at("dgainf")}, {"y", at("dgf")}}));
 
-    // The embedding: the token rows of the chip's vocabulary shard (timing: a dense copy of T rows), all-reduced
-    // over the tensor-parallel group.
+    // The embedding (Megatron's vocabulary-parallel lookup): each token's row of the chip's vocabulary shard, or
+    // the zero row for a token outside it, all-reduced over the tensor-parallel group; the backward adds each
+    // token's gradient (layer 0's dx) into its row of the shard's gradient.
     auto& et = lp.embed_tensors;
     decl(et, "wemb", V, H, sc::weight);
-    decl(et, "rows", T, H, sc::input), decl(et, "y", T, H, sc::activation, false, tp);
-    lp.embed_fwd.push_back(bind(phase("embed.gather", phase_kind::copy, T, H), {{"a", at("rows")}, {"y", at("y")}}));
+    decl(et, "zero", 1, H, sc::table), decl(et, "dy", T, H, sc::input), decl(et, "y", T, H, sc::activation, false, tp);
+    layer_op gather = phase("embed.gather", phase_kind::gather, T, H), scatter = phase("bwd.embed.scatter_add", phase_kind::scatter_add, T, H);
+    gather.table_rows = scatter.table_rows = V;
+    lp.embed_fwd.push_back(bind(gather, {{"table", at("wemb")}, {"zero", at("zero")}, {"y", at("y")}}));
     if (tp) lp.embed_fwd.push_back(bind(allreduce("embed.allreduce", act), {{"x", at("y")}}));
+    lp.embed_bwd.push_back(bind(scatter, {{"dy", at("dy")}, {"zero", at("zero")}, {"table", at("dwemb")}}));
 
     lp.layer_params_per_chip = H * qkv + h * d * H + 3 * H * F + 2 * H;
     lp.head_params_per_chip = V * H + H;
     lp.embed_params_per_chip = V * H;
-    // The operations that write a weight's gradient ("d" + a declared weight): a GEMM's C, a colsum's y.
+    // The operations that write a weight's gradient ("d" + a declared weight): a GEMM's C, a colsum's y, a
+    // scatter_add's table.
     auto mark = [](std::vector<layer_op>& ops, const std::vector<tensor_decl>& decls) {
         for (auto& o : ops)
             for (const auto& [role, od] : o.io)
-                if (role == (o.k == layer_op::kind::gemm ? "c" : "y"))
+                if (role == (o.k == layer_op::kind::gemm ? "c" : o.phase == phase_kind::scatter_add ? "table" : "y"))
                     for (const auto& w : decls)
                         if (w.scope == tensor_scope::weight && od.tensor == "d" + w.name) o.gradient = true;
     };
     mark(lp.bwd, lp.layer_tensors);
     mark(lp.head_bwd, lp.head_tensors);
+    mark(lp.embed_bwd, lp.embed_tensors);
     return lp;
+}
+
+std::vector<uint32_t> step_tokens(const model_spec& m, const parallel_plan& p, uint64_t seed, uint32_t replica) {
+    tb::rng g((seed * 0x9E3779B97F4A7C15ull) ^ (0x746F6B656E73ull + replica));  // "tokens"
+    std::vector<uint32_t> tok(p.micro_batches(m) * p.micro_batch * m.seq);
+    for (auto& t : tok) t = uint32_t(g.next() % m.vocab);
+    return tok;
+}
+
+std::vector<int64_t> shard_rows(const std::vector<uint32_t>& tokens, const model_spec& m, const parallel_plan& p,
+                                uint64_t mb, uint32_t t) {
+    const uint64_t T = uint64_t(p.micro_batch) * m.seq, V = m.vocab / p.tp;
+    std::vector<int64_t> rows(T);
+    for (uint64_t i = 0; i < T; ++i) {
+        const uint32_t tok = tokens.at(mb * T + i);
+        rows[i] = tok / V == t ? int64_t(tok % V) : -1;
+    }
+    return rows;
 }
 
 std::vector<layer_op> accumulating(std::vector<layer_op> ops) {

@@ -71,6 +71,11 @@ struct layer_op {
     float scale = 1.0f;
     uint64_t causal_block = 0;
     uint64_t rope_dim = 0;  // phase rope: rotated per head of this many columns
+    // phase gather / scatter_add: the embedding's vocabulary shard (table_rows rows) and each token's row in it, or
+    // -1 (phase_spec::index). The plan leaves index empty: the tokens are the step's data (step_tokens), set by the
+    // step that runs the operation for a replica, micro-batch and shard.
+    uint64_t table_rows = 0;
+    std::vector<int64_t> index;
     // The operands by role: gemm "a", "b", "c"; a phase its tensors' names (phase_kernel.h); tp_allreduce "x" (in
     // place); tp_allgather "x" (this chip's) and "y" (every chip's).
     std::vector<std::pair<std::string, operand>> io;
@@ -88,6 +93,7 @@ struct layer_plan {
     std::vector<tensor_decl> layer_tensors, head_tensors, embed_tensors;
     std::vector<layer_op> head_fwd, head_bwd;  // last stage: final norm, LM head GEMM, softmax cross-entropy
     std::vector<layer_op> embed_fwd;       // first stage: embedding gather (+ all-reduce of the vocab-parallel lookup)
+    std::vector<layer_op> embed_bwd;       // first stage: the token gradients added into the embedding's gradient
     uint64_t layer_params_per_chip = 0;    // the layer's parameters on one chip (its tp shard, norms replicated)
     uint64_t head_params_per_chip = 0;     // LM head shard (hidden x vocab / tp) + final norm
     uint64_t embed_params_per_chip = 0;    // embedding shard (vocab / tp x hidden)
@@ -95,6 +101,15 @@ struct layer_plan {
 };
 
 layer_plan plan_layer(const model_spec& m, const parallel_plan& p);
+
+// The step's tokens (seeded, uniform over the vocabulary): replica r's micro-batches' tokens one after another
+// (micro_batches x micro_batch x seq of them). The same in timing-only and functional runs: the embedding's row
+// moves follow them.
+std::vector<uint32_t> step_tokens(const model_spec& m, const parallel_plan& p, uint64_t seed, uint32_t replica);
+// Micro-batch mb's tokens as rows of vocabulary shard t (vocab / tp rows from t x vocab / tp): each token's row in
+// the shard, -1 for a token outside it (layer_op::index).
+std::vector<int64_t> shard_rows(const std::vector<uint32_t>& tokens, const model_spec& m, const parallel_plan& p,
+                                uint64_t mb, uint32_t t);
 
 // The backward of a micro-batch after the first: ops with every gradient-writing operation accumulating.
 std::vector<layer_op> accumulating(std::vector<layer_op> ops);

@@ -33,7 +33,7 @@ step_tensors::step_tensors(const layer_plan& lp, numerics::dtype t, uint32_t sta
     for (const auto& d : lp.layer_tensors)
         if (d.scope == tensor_scope::table) m_tables[d.name] = take(d.rows * d.cols * esz, "RoPE table " + d.name);
     for (const auto& d : lp.embed_tensors)
-        if (stage == 0 && embedding && d.scope == tensor_scope::input) m_tables[d.name] = take(d.rows * d.cols * esz, "embedding " + d.name);
+        if (stage == 0 && embedding && d.scope == tensor_scope::table) m_tables[d.name] = take(d.rows * d.cols * esz, "embedding " + d.name);
     // Flat buffers: every layer's, then the ends' (embedding weights first, then the head's).
     const bool first_stage = stage == 0 && embedding, last_stage = stage + 1 == stages && head;
     m_head_in_ends = first_stage ? m_parts[int(step_part::embed)].params : 0;
@@ -130,7 +130,7 @@ placed_tensor step_tensors::at(step_part part, uint32_t layer, uint32_t mb, cons
     case tensor_scope::weight: return weight(part, layer, name, false);
     case tensor_scope::table: return {m_tables.at(name), cols, d.fp32};
     case tensor_scope::input:
-        if (part == step_part::embed) return {m_tables.at(name), cols, d.fp32};
+        if (part == step_part::embed) return at(step_part::layer, 0, mb, "dx");  // "dy"
         if (part == step_part::head && name == "labels") return {m_labels.at(mb), cols, d.fp32};
         if (part == step_part::head) return at(step_part::layer, m_layers - 1, mb, "y");  // "x"
         if (name == "x") {

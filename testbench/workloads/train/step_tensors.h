@@ -1,7 +1,7 @@
 // Where the tensors of a training step lie in one chip's HBM (whole_step.h), the same on every chip of a pipeline
 // stage. Plain C++.
 //
-// Per stage, once: RoPE's tables and the embedding's input rows. Per layer, and for the stage's ends (the embedding
+// Per stage, once: RoPE's tables and the embedding's zero row. Per layer, and for the stage's ends (the embedding
 // on the first stage, the head on the last, in one set of buffers): the weights, their gradients (the bucket the
 // data-parallel all-reduce reduces in place), the FP32 master weights and Adam's two moments, each one flat buffer in
 // the order layer_plan declares the weights, padded to Adam's 128-row tensor. Per micro-batch: the activations a
@@ -13,9 +13,9 @@
 // A layer's inputs are its neighbours' tensors: "x" is the layer below's "y" (layer 0: the embedding's "y" on the
 // first stage, the received activations on the others), "dy" the layer above's "dx" (the last layer: the head's
 // "dx" on the last stage, the received gradients on the others); layer 0's "dx" on a stage after the first is the
-// buffer sent back. The head's "x" is the last layer's "y".
+// buffer sent back. The head's "x" is the last layer's "y", the embedding's "dy" layer 0's "dx".
 //
-// Without the embedding (`embedding` false, as the functional check runs the step) the first stage takes its input
+// Without the embedding (`embedding` false, as a checked stack of layers runs) the first stage takes its input
 // activations as received and sends back its input gradients; without the head (`head` false) the last stage takes
 // its output gradients as received. The head's labels: one tensor per micro-batch.
 #pragma once

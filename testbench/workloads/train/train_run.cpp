@@ -45,6 +45,11 @@ struct sim_req {
         o << kind << ' ' << op.m << ' ' << op.kk << ' ' << op.n << ' ' << op.count << ' ' << op.a_rows << op.b_cols
           << op.c_model << ' ' << int(op.phase) << ' ' << op.rows << ' ' << op.cols << ' ' << op.scale << ' '
           << op.causal_block << ' ' << op.rope_dim << ' ' << op.accumulate << ' ' << op.parts << ' ' << offset << ' ' << region << ' ' << bytes;
+        if (!op.index.empty()) {  // a row move: its table and which rows (FNV-1a over the indices)
+            uint64_t h = 0xcbf29ce484222325ull;
+            for (int64_t v : op.index) h = (h ^ uint64_t(v)) * 0x100000001b3ull;
+            o << ' ' << op.table_rows << ' ' << h;
+        }
         return o.str();
     }
     std::string what() const {
@@ -156,6 +161,7 @@ phase_spec phase_of(const layer_op& o, numerics::dtype t) {
     ps.scale = o.scale, ps.causal_block = o.causal_block, ps.rope_dim = o.rope_dim;
     ps.accumulate = o.accumulate;
     ps.parts = o.parts;
+    ps.table_rows = o.table_rows, ps.index = o.index;
     return ps;
 }
 
@@ -258,7 +264,7 @@ void check_dataflow(const layer_plan& lp, numerics::dtype t, uint32_t partitions
     };
     part(lp.layer_tensors, {&lp.fwd, &lp.bwd}, "layer");
     part(lp.head_tensors, {&lp.head_fwd, &lp.head_bwd}, "head");
-    part(lp.embed_tensors, {&lp.embed_fwd}, "embedding");
+    part(lp.embed_tensors, {&lp.embed_fwd, &lp.embed_bwd}, "embedding");
 }
 
 json train_result::to_json() const {
@@ -312,6 +318,7 @@ json train_result::to_json() const {
                 {"head_fwd", ops(head_fwd)},
                 {"head_bwd", ops(head_bwd)},
                 {"embed_fwd", ops(embed_fwd)},
+                {"embed_bwd", ops(embed_bwd)},
                 {"dp_bucket", one(dp_bucket)},
                 {"dp_head_bucket", one(dp_head_bucket)},
                 {"adam_layer", one(adam_layer)},
@@ -402,6 +409,9 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
             r.layer_pass_note = e.what();
         }
     r.layer_passes = passes;
+    // The embedding's row moves as the whole step runs them for replica 0's first micro-batch in vocabulary shard 0
+    // (its default seed): a micro-batch's share of tokens in a shard varies little.
+    const std::vector<int64_t> embed_rows = shard_rows(step_tokens(m, p, whole_options{}.seed, 0), m, p, 0, 0);
     auto req_of = [&](const layer_op& o, uint32_t s, uint64_t mb, step_part part, uint32_t l) {
         sim_req q;
         if (o.k == layer_op::kind::gemm) q.kind = "gemm", q.op = o;
@@ -412,6 +422,8 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
             const auto at = tp_at.find({s, mb, int(part), l, o.name});
             if (at != tp_at.end()) q.offset = at->second->tensor, q.region = at->second->region;
         }
+        if (o.k == layer_op::kind::phase && (o.phase == phase_kind::gather || o.phase == phase_kind::scatter_add))
+            q.op.index = embed_rows;
         q.use = o.name;
         return need(q);
     };
@@ -440,7 +452,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
     // estimated as 2 KiB.
     if (!opt.replay && opt.host_limit_bytes > 0) {
         const double per_pass = double(L) * double(lp.fwd.size() + lp.bwd.size());
-        const double ends = double(lp.embed_fwd.size()) + double(lp.head_fwd.size() + lp.head_bwd.size());
+        const double ends = double(lp.embed_fwd.size() + lp.embed_bwd.size()) + double(lp.head_fwd.size() + lp.head_bwd.size());
         const double all_uses = double(S) * double(M) * per_pass + double(M) * ends + 2.0 * S * (L + 1);
         const double bytes = all_uses * 2048.0;
         if (bytes > opt.host_limit_bytes) {
@@ -465,7 +477,8 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
     size_t send_req = 0;
     const bool dp = p.dp > 1;
     // The backward of a micro-batch after the first adds to the gradients the earlier ones wrote.
-    const std::vector<layer_op> bwd_acc = accumulating(lp.bwd), head_bwd_acc = accumulating(lp.head_bwd);
+    const std::vector<layer_op> bwd_acc = accumulating(lp.bwd), head_bwd_acc = accumulating(lp.head_bwd),
+                                embed_bwd_acc = accumulating(lp.embed_bwd);
     for (uint32_t s = 0; s < S; ++s) {
         for (uint64_t i = 0; i < M; ++i) {
             pass f, b;
@@ -473,7 +486,9 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
                 f.layers.push_back(uses_of(lp.fwd, s, i, step_part::layer, l));
                 b.layers.push_back(uses_of(i == 0 ? lp.bwd : bwd_acc, s, i, step_part::layer, l));
             }
-            if (s == 0) f.embed = uses_of(lp.embed_fwd, s, i, step_part::embed, 0);
+            if (s == 0)
+                f.embed = uses_of(lp.embed_fwd, s, i, step_part::embed, 0),
+                b.embed = uses_of(i == 0 ? lp.embed_bwd : embed_bwd_acc, s, i, step_part::embed, 0);
             if (s == S - 1)
                 f.head = uses_of(lp.head_fwd, s, i, step_part::head, 0),
                 b.head = uses_of(i == 0 ? lp.head_bwd : head_bwd_acc, s, i, step_part::head, 0);
@@ -709,6 +724,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
     r.head_fwd = costs(fwd[S - 1][0].head);
     r.head_bwd = costs(bwd[S - 1][M - 1].head);
     r.embed_fwd = costs(fwd[0][0].embed);
+    r.embed_bwd = costs(bwd[0][M - 1].embed);
     if (dp) {
         r.dp_bucket = cost({nullptr, buckets[0][0]});
         r.dp_head_bucket = cost({nullptr, buckets[0].back()});
@@ -754,6 +770,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
             sum(fwd[s][i].head, f);
             sum(bwd[s][i].head, b);
             for (uint32_t l = 0; l < L; ++l) sum_layer(bwd[s][i].layers[l], s, true, i, l, b);
+            sum(bwd[s][i].embed, b);
             F[s][i] = f.total, B[s][i] = b.total;
             for (const tally* t : {&f, &b}) {
                 busy[s].total += t->total, busy[s].compute += t->compute;

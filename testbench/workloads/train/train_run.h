@@ -144,7 +144,7 @@ struct train_result {
     uint32_t layer_pass_sims = 0;
     std::string layer_pass_note;
     std::vector<stage_result> stages;
-    std::vector<op_cost> layer_fwd, layer_bwd, head_fwd, head_bwd, embed_fwd;  // one layer, the last micro-batch
+    std::vector<op_cost> layer_fwd, layer_bwd, head_fwd, head_bwd, embed_fwd, embed_bwd;  // one layer, the last micro-batch
     op_cost dp_bucket, dp_head_bucket, adam_layer, adam_head;
     uint64_t simulations = 0;               // sub-simulations run
     uint64_t replayed = 0;                  // operation uses served by replaying one of them

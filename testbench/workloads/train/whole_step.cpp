@@ -190,10 +190,12 @@ double stored(double x, numerics::dtype t) {
 }
 
 // The data of a checked step (seeded) and its FP64 reference: the whole model's weights (every layer's full
-// matrices, the head's; a chip holds its tensor-parallel shard), Adam's moments, RoPE's tables, every replica's input
-// activations and either its labels (with the head: the loss is the sum of the tokens' cross-entropies) or the
-// gradient of the stack's output; the reference's outputs, probabilities, input gradients, gradients summed over the
-// replicas and micro-batches, and the Adam updates.
+// matrices, the embedding's and the head's; a chip holds its tensor-parallel shard), Adam's moments, RoPE's tables,
+// and per replica either its tokens (the step's, step_tokens: the input activations are their embedding rows) and
+// labels (the loss is the sum of the tokens' cross-entropies), or, for the stack alone, its input activations and
+// the gradient of the stack's output; the reference's outputs, probabilities, input gradients, gradients summed over
+// the replicas and micro-batches (the embedding's: every token's input gradient added into its row), and the Adam
+// updates.
 class stack_check {
 public:
     stack_check(const model_spec& m, const parallel_plan& p, const layer_plan& lp, uint64_t seed, bool head)
@@ -230,13 +232,25 @@ public:
             }
             moment1.push_back(mo), moment2.push_back(ve);
         }
-        // The head: the output projection (hidden x vocab) and the final norm's gain; their Adam moments.
+        // The head: the output projection (hidden x vocab) and the final norm's gain; their Adam moments. The
+        // embedding (vocab x hidden) and its moments.
         wout = rnd(H, m.vocab, -a, a, true), gf = rnd(1, H, 0.8, 1.2, true);
         wout_m = rnd(H, m.vocab, -1e-3, 1e-3, false), wout_v = rnd(H, m.vocab, 0.0, 1e-6, false);
         gf_m = rnd(1, H, -1e-3, 1e-3, false), gf_v = rnd(1, H, 0.0, 1e-6, false);
+        if (head)
+            wemb = rnd(m.vocab, H, -1, 1, true), wemb_m = rnd(m.vocab, H, -1e-3, 1e-3, false),
+            wemb_v = rnd(m.vocab, H, 0.0, 1e-6, false);
         // Per replica, its micro-batches' rows one after another (labels: a token each).
         for (uint32_t r = 0; r < p.dp; ++r) {
-            x.push_back(rnd(uint32_t(M * T), H, -1, 1, true)), dy.push_back(rnd(uint32_t(M * T), H, -1, 1, true));
+            if (head) {  // the tokens' embedding rows
+                tokens.push_back(step_tokens(m, p, seed, r));
+                golden::mat xr(uint32_t(M * T), H);
+                for (uint64_t i = 0; i < M * T; ++i)
+                    for (uint32_t c = 0; c < H; ++c) xr(uint32_t(i), c) = wemb(tokens[r][i], c);
+                x.push_back(xr), dy.emplace_back();
+            } else {
+                x.push_back(rnd(uint32_t(M * T), H, -1, 1, true)), dy.push_back(rnd(uint32_t(M * T), H, -1, 1, true));
+            }
             std::vector<uint32_t> lab(M * T);
             for (auto& l : lab) l = uint32_t(g.uniform() * m.vocab) % m.vocab;
             labels.push_back(lab);
@@ -268,8 +282,9 @@ public:
         write(chip, base + mem.at(step_part::layer, 0, 0, "cos").addr, c, m.dtype);
         write(chip, base + mem.at(step_part::layer, 0, 0, "sin").addr, sn, m.dtype);
         write(chip, base + mem.at(step_part::layer, 0, 0, "nsin").addr, ns, m.dtype);
+        if (first && head) write(chip, base + mem.at(step_part::embed, 0, 0, "zero").addr, std::vector<double>(H, 0.0), m.dtype);
         for (uint64_t mb = 0; mb < M; ++mb) {
-            if (first) write(chip, base + mem.received(mb), slice(x[r], mb), m.dtype);
+            if (first && !head) write(chip, base + mem.received(mb), slice(x[r], mb), m.dtype);
             if (last && !head) write(chip, base + mem.received_grad(mb), slice(dy[r], mb), m.dtype);
             if (last && head) {  // -1 at each token's label in the chip's vocabulary shard
                 std::vector<double> lv(T * V, 0.0);
@@ -280,13 +295,13 @@ public:
                 write(chip, base + mem.labels(uint32_t(mb)), lv, m.dtype);
             }
         }
-        if (last && head) {
+        if ((first || last) && head) {  // the ends: the embedding's shard (first stage), the head's (last)
             const auto& f = mem.flat(LS);
-            const std::vector<double> wf = head_flat(wout, gf, t);
+            const std::vector<double> wf = ends_flat(wemb, wout, gf, t, first, last);
             write(chip, base + f.w, wf, m.dtype);
             write(chip, base + f.master, wf, numerics::dtype::fp32);
-            write(chip, base + f.m, head_flat(wout_m, gf_m, t), numerics::dtype::fp32);
-            write(chip, base + f.v, head_flat(wout_v, gf_v, t), numerics::dtype::fp32);
+            write(chip, base + f.m, ends_flat(wemb_m, wout_m, gf_m, t, first, last), numerics::dtype::fp32);
+            write(chip, base + f.v, ends_flat(wemb_v, wout_v, gf_v, t, first, last), numerics::dtype::fp32);
         }
     }
 
@@ -312,13 +327,24 @@ public:
             for (uint64_t i = 0; i < T; ++i)
                 for (uint64_t v = 0; v < V; ++v) want[i * V + v] = probs[r]((M - 1) * T + i, uint32_t(t * V + v));
             compare(res, c + "probabilities", read(chip, base + probs_addr, T * V, m.dtype), want, fwd);
+        }
+        if ((first || last) && head) {  // the ends' gradients (the embedding's, the head's) and their update
             const auto& f = mem.flat(LS);
             const std::vector<double> g = read(chip, base + f.g, f.params, m.dtype);
-            compare(res, c + "head gradients", g, head_flat(dwout, dgf, t), bwd + acc);
-            adam_check(res, chip, base, f, c + "head ", head_flat(wout, gf, t), head_flat(wout_m, gf_m, t),
-                       head_flat(wout_v, gf_v, t), g);
+            const std::vector<double> want = ends_flat(dwemb, dwout, dgf, t, first, last);
+            const size_t emb = first ? size_t(V) * H : 0;
+            // The embedding's rows are summed in the model dtype, a rounding per token that adds to a row.
+            if (first)
+                compare(res, c + "embedding gradients", {g.begin(), g.begin() + int64_t(emb)},
+                        {want.begin(), want.begin() + int64_t(emb)}, bwd + u * double(most_copies));
+            if (last)
+                compare(res, c + "head gradients", {g.begin() + int64_t(emb), g.end()},
+                        {want.begin() + int64_t(emb), want.end()}, bwd + acc);
+            const std::string ends = first && last ? "embedding/head " : first ? "embedding " : "head ";
+            adam_check(res, chip, base, f, c + ends, ends_flat(wemb, wout, gf, t, first, last),
+                       ends_flat(wemb_m, wout_m, gf_m, t, first, last), ends_flat(wemb_v, wout_v, gf_v, t, first, last), g);
         }
-        for (uint64_t mb = 0; first && mb < M; ++mb)
+        for (uint64_t mb = 0; first && !head && mb < M; ++mb)
             compare(res, c + "input gradient" + (M > 1 ? " (micro-batch " + std::to_string(mb) + ")" : ""),
                     read(chip, base + mem.sent_grad(mb), T * H, m.dtype), slice(dx[r], mb), bwd);
         for (uint32_t l = 0; l < LS; ++l) {
@@ -347,6 +373,18 @@ private:
         double umax = 0;
         for (double v : pw) umax = std::max(umax, std::fabs(v));
         compare(res, at + "Adam update", got, pw, 1e-4 + (umax > 0 ? 2.0 * pmax * 0x1.0p-24 / umax : 0.0));
+    }
+    // The ends' weights (or moments, gradients) as rank t of the first and / or last stage holds them: its rows of
+    // the embedding, then the head's.
+    std::vector<double> ends_flat(const golden::mat& emb, const golden::mat& w, const golden::mat& g, uint32_t t,
+                                  bool first, bool last) const {
+        std::vector<double> out;
+        if (first) out.assign(emb.v.begin() + int64_t(uint64_t(t) * V * H), emb.v.begin() + int64_t(uint64_t(t + 1) * V * H));
+        if (last) {
+            const std::vector<double> h = head_flat(w, g, t);
+            out.insert(out.end(), h.begin(), h.end());
+        }
+        return out;
     }
     // The head's weights as rank t holds them: its columns of the output projection, then the final norm's gain.
     std::vector<double> head_flat(const golden::mat& w, const golden::mat& g, uint32_t t) const {
@@ -387,7 +425,7 @@ private:
         const uint32_t S = m.seq;
         grads.assign(m.layers, golden::decoder_weights{});
         for (uint32_t l = 0; l < m.layers; ++l) grads[l] = zero_like(weights[l]);
-        dwout = golden::mat(H, m.vocab), dgf = golden::mat(1, H);
+        dwout = golden::mat(H, m.vocab), dgf = golden::mat(1, H), dwemb = golden::mat(m.vocab, H);
         for (uint32_t r = 0; r < p.dp; ++r) {
             y.emplace_back(uint32_t(M * T), H), dx.emplace_back(uint32_t(M * T), H);
             probs.emplace_back(head ? uint32_t(M * T) : 0u, head ? m.vocab : 0u);
@@ -411,8 +449,14 @@ private:
                     g = gr.dx;
                 }
                 put_rows(dx[r], g, uint32_t(b * S));
+                for (uint32_t i = 0; head && i < S; ++i)  // each token's input gradient into its embedding row
+                    for (uint32_t c = 0; c < H; ++c) dwemb(tokens[r][b * S + i], c) += g(i, c);
             }
         }
+        // The most tokens that add to one embedding row, over all replicas (a gradient tolerance).
+        std::map<uint32_t, uint64_t> copies;
+        for (const auto& tr : tokens)
+            for (uint32_t tok : tr) most_copies = std::max(most_copies, ++copies[tok]);
     }
     static golden::decoder_weights zero_like(const golden::decoder_weights& w) {
         golden::decoder_weights z;
@@ -499,6 +543,9 @@ private:
     std::vector<std::vector<uint32_t>> labels;  // per replica: every token's label
     std::vector<golden::mat> probs;             // per replica: the reference's probabilities (with the head)
     golden::mat wout, gf, wout_m, wout_v, gf_m, gf_v, dwout, dgf;  // the head's weights, moments and gradients
+    golden::mat wemb, wemb_m, wemb_v, dwemb;    // the embedding's
+    std::vector<std::vector<uint32_t>> tokens;  // per replica: the step's tokens (with the head and embedding)
+    uint64_t most_copies = 0;                   // the most tokens of the step that share one embedding row
 };
 
 using per_chip = std::vector<op_id>;               // an operation's id on every chip (NONE off its stage)
@@ -510,9 +557,15 @@ public:
     whole_builder(const platform::platform_config& cfg_in, const model_spec& m, const parallel_plan& p,
                   const whole_options& opt)
         : cfg(with_data(cfg_in, opt.check)), cc(cfg.chip), mc(cfg.multichip), m(m), p(p), opt(opt), n(mc.chips()),
-          lp(plan_layer(m, p)), bwd_acc(accumulating(lp.bwd)), head_bwd_acc(accumulating(lp.head_bwd)), L(m.layers), M(p.micro_batches(m)), S(p.pp), LS(L / S),
-          groups(groups_of(snake_placement(mc.topo), p)), embedding(!opt.stack && !opt.check), head(!opt.stack),
+          lp(plan_layer(m, p)), bwd_acc(accumulating(lp.bwd)), head_bwd_acc(accumulating(lp.head_bwd)),
+          embed_bwd_acc(accumulating(lp.embed_bwd)), L(m.layers), M(p.micro_batches(m)), S(p.pp), LS(L / S),
+          groups(groups_of(snake_placement(mc.topo), p)), embedding(!opt.stack), head(!opt.stack),
           seq(sequence_layout(cc, n, cc.hbm_base + cc.hbm.capacity_bytes - PAGE)) {
+        replica_of.assign(n, 0), rank_of.assign(n, 0);
+        for (uint32_t d = 0; d < p.dp; ++d) {
+            if (embedding) tokens.push_back(step_tokens(m, p, opt.seed, d));
+            for (uint32_t t = 0; t < p.tp; ++t) replica_of[groups.tp[0][d][t]] = d, rank_of[groups.tp[0][d][t]] = t;
+        }
         const uint64_t first = place_regions();
         for (uint32_t st = 0; st < S; ++st)
             mem.emplace_back(lp, m.dtype, st, S, LS, M, first, cc.hbm.capacity_bytes - PAGE, embedding, head);
@@ -553,7 +606,12 @@ private:
     uint64_t place_regions();
     void note(const per_chip& ids, const op_meta& mm);
     per_chip add_local(uint32_t st, const std::vector<core::core_program>& progs, const after_ids& after,
-                       const op_meta& mm);
+                       const op_meta& mm) {
+        return add_local(st, [&](uint32_t) { return progs; }, after, mm);
+    }
+    // Each chip's own programs (the embedding's row moves follow its replica's tokens and its vocabulary shard).
+    per_chip add_local(uint32_t st, const std::function<std::vector<core::core_program>(uint32_t chip)>& progs_of,
+                       const after_ids& after, const op_meta& mm);
     // Where operation o of (stage, part, layer, micro-batch) finds the operand of `role` for instance i.
     struct op_at {
         uint32_t st = 0;
@@ -582,16 +640,18 @@ private:
     const whole_options& opt;
     const uint32_t n;
     const layer_plan lp;
-    const std::vector<layer_op> bwd_acc, head_bwd_acc;  // the backward of a micro-batch after the first
+    const std::vector<layer_op> bwd_acc, head_bwd_acc, embed_bwd_acc;  // the backward of a micro-batch after the first
     const uint32_t L;
     const uint64_t M;
     const uint32_t S, LS;  // stages, layers per stage
     const plan_groups groups;  // per stage: its chips, tp groups, dp groups; the pipeline pairs
     uint64_t coll_base[4] = {0, 0, 0, 0};  // each stream's collective region (offset from the HBM base)
     std::vector<step_tensors> mem;  // per stage: where its tensors lie
-    // The first stage runs the embedding (not with stack or check: the input activations are given), the last the
-    // head (not with stack: the output gradients are given).
+    // The first stage runs the embedding, the last the head (not with stack: the input activations and the output
+    // gradients are given).
     const bool embedding, head;
+    std::vector<std::vector<uint32_t>> tokens;     // per replica: the step's tokens (step_tokens)
+    std::vector<uint32_t> replica_of, rank_of;     // per chip of the first stage: its replica and tensor-parallel rank
     std::optional<stack_check> check;  // whole_options::check: the data and the reference
     // Per stage: where the last micro-batch's output and (last stage, with the head) probabilities lie (the check
     // reads them; the earlier micro-batches' blocks were reused).
@@ -649,11 +709,12 @@ void whole_builder::note(const per_chip& ids, const op_meta& mm) {
 }
 
 // A local operation on every chip of stage st (the same programs: a stage's chips run the same shapes).
-per_chip whole_builder::add_local(uint32_t st, const std::vector<core::core_program>& progs, const after_ids& after,
-                                  const op_meta& mm) {
+per_chip whole_builder::add_local(uint32_t st,
+                                  const std::function<std::vector<core::core_program>(uint32_t chip)>& progs_of,
+                                  const after_ids& after, const op_meta& mm) {
     per_chip ids(n, tb::op_sequence::NONE);
     for (uint32_t c : groups.chips[st])
-        ids[c] = seq.add(c, 0, progs, after.empty() ? std::vector<op_id>{} : after[c], mm.name);
+        ids[c] = seq.add(c, 0, progs_of(c), after.empty() ? std::vector<op_id>{} : after[c], mm.name);
     note(ids, mm);
     return ids;
 }
@@ -738,6 +799,12 @@ per_chip whole_builder::run_op(const op_at& at, const layer_op& o, const std::st
         mm.kind = "phase";
         std::map<std::string, placed_tensor> bound;
         for (const auto& io : o.io) bound[io.first] = operand_of(at, o, io.first, 0);
+        if (o.phase == phase_kind::gather || o.phase == phase_kind::scatter_add)  // the chip's tokens in its shard
+            return add_local(at.st, [&](uint32_t c) {
+                layer_op oc = o;
+                oc.index = shard_rows(tokens[replica_of[c]], m, p, at.mb, rank_of[c]);
+                return phase_programs(oc, mm.name, bound);
+            }, after, mm);
         return add_local(at.st, phase_programs(o, mm.name, bound), after, mm);
     }
     const uint64_t x = operand_of(at, o, "x", 0).addr;
@@ -838,6 +905,9 @@ void whole_builder::add_passes() {
                     last = run_op({st, step_part::layer, l, mb}, o, layer_name(l), true, first_after);
                 if (dp && mb + 1 == M) bucket(st, l, last, "bucket layer " + std::to_string(st * LS + l));
             }
+            if (st == 0 && embedding)
+                for (const auto& o : mb == 0 ? lp.embed_bwd : embed_bwd_acc)
+                    last = run_op({st, step_part::embed, 0, mb}, o, "", true, first_after);
             if (st > 0) recv_bwd[st - 1][mb] = send(st, st - 1, last, mb, false);
             if (mb + 1 == M) output_at[st] = mem[st].at(step_part::layer, LS - 1, mb, "y").addr;
             if (mb + 1 == M && st == S - 1 && head) probs_at[st] = mem[st].at(step_part::head, 0, mb, "probs").addr;

@@ -4,8 +4,9 @@
 // What a chip runs, in the order of docs/training.md: its stage's passes in 1F1B order (pp 1: for each micro-batch
 //   the forward then the backward): a forward is the embedding gather (+ its tensor-parallel all-reduce) on the first
 //   stage, the forward of the stage's layers, the LM head on the last stage; a backward the head's backward on the
-//   last stage and the stage's layers' backward, last layer first; the activations and their gradients sent between
-//   neighbouring stages (every (data, tensor) rank's pair at once, on streams of their own); the operations of
+//   last stage, the stage's layers' backward, last layer first, and the embedding's gradient scatter-add on the
+//   first stage (the row moves follow each replica's tokens, step_tokens, in each chip's vocabulary shard); the
+//   activations and their gradients sent between neighbouring stages (every (data, tensor) rank's pair at once, on streams of their own); the operations of
 //   layer_plan.h, each lowered to the chip's instructions as the composed step simulates it on its own (GEMMs by
 //   the GEMM compiler, vector phases by phase_kernel, tensor-parallel all-reduces by the collective lowering over
 //   every tp group at once, on the chips' DMA queues and semaphores);
@@ -43,12 +44,14 @@ struct whole_options {
     // embedding and no head (each replica's input activations and the gradient of the stack's output are given).
     bool stack = false;
     // A functional run of the step, checked: every layer's forward and backward on every chip, the tensor-parallel
-    // all-reduces, pipeline sends, gradient buckets and Adam, and the LM head (its vocabulary-parallel softmax and
-    // the loss gradient over seeded labels; with stack, no head: the gradient of the stack's output seeded), with
-    // data (no embedding: each replica's input activations are seeded), and every chip's outputs (the stack's output,
-    // the head's probabilities: the last micro-batch's, whose activations are not reused), input gradients, reduced
-    // gradients and weight updates compared with the FP64 model (golden decoder, the layers stacked, the head, summed
-    // over the replicas' sequences and micro-batches). As many key/value heads as query heads (std::invalid_argument
+    // all-reduces, pipeline sends, gradient buckets and Adam, the embedding (each replica's tokens, step_tokens:
+    // the rows of every chip's vocabulary shard gathered and all-reduced, the input gradients added into its
+    // gradient) and the LM head (its vocabulary-parallel softmax and the loss gradient over seeded labels); with
+    // stack, neither: the input activations and the gradient of the stack's output seeded. Every chip's outputs (the
+    // stack's output, the head's probabilities: the last micro-batch's, whose activations are not reused), the
+    // stack's input gradients (stack only), reduced gradients (the embedding's and the head's too) and weight
+    // updates compared with the FP64 model (the embedding, the golden decoder's layers stacked, the head, summed over
+    // the replicas' sequences and micro-batches). As many key/value heads as query heads (std::invalid_argument
     // otherwise).
     bool check = false;
     uint64_t seed = 1;
