@@ -120,11 +120,19 @@ nlohmann::json run_summary(const tb::platform_gemm_result& r) {
         dma += c.dma_gbps;
     }
     const double n = r.per_chip.empty() ? 1.0 : double(r.per_chip.size());
-    nlohmann::json links = nlohmann::json::object();
-    for (const auto& u : r.util) links[u.kind] = {{"max", u.max}, {"avg", u.avg}};
-    return {{"gemm_ns", r.sim_ns},       {"collective_ns", r.collective.sim_ns}, {"hbm_gbps", hbm / n},
-            {"dma_gbps", dma / n},       {"links", links},
-            {"dma_queue_depth", r.dma_queue_depth}, {"dma_wait_ns", r.dma_wait_ns}};
+    auto links_of = [](const std::vector<platform::multichip_platform::utilisation>& util) {
+        nlohmann::json links = nlohmann::json::object();
+        for (const auto& u : util) links[u.kind] = {{"max", u.max}, {"avg", u.avg}};
+        return links;
+    };
+    nlohmann::json j = {{"gemm_ns", r.sim_ns},       {"collective_ns", r.collective.sim_ns}, {"hbm_gbps", hbm / n},
+                        {"dma_gbps", dma / n},       {"links", links_of(r.util)},
+                        {"dma_queue_depth", r.dma_queue_depth}, {"dma_wait_ns", r.dma_wait_ns}};
+    if (r.overlap)  // both together: the same figures over the overlap only
+        j["overlap"] = {{"window_ns", r.overlap->window_ns},   {"hbm_gbps", r.overlap->hbm_gbps},
+                        {"dma_gbps", r.overlap->dma_gbps},     {"links", links_of(r.overlap->links)},
+                        {"dma_queue_depth", r.overlap->dma_queue_depth}, {"dma_wait_ns", r.overlap->dma_wait_ns}};
+    return j;
 }
 
 std::string format_interference(const nlohmann::json& f) {
@@ -138,15 +146,21 @@ std::string format_interference(const nlohmann::json& f) {
              ratio(b["gemm_ns"], g["gemm_ns"]));
     o << fmt("                  collective  %s -> %s (x%.3f)\n", time_str(c["collective_ns"]).c_str(),
              time_str(b["collective_ns"]).c_str(), ratio(b["collective_ns"], c["collective_ns"]));
+    // Together: over the overlap (until the first of the two is done) where it was measured, else over the run.
+    const bool ov = b.contains("overlap");
+    const auto& t = ov ? b["overlap"] : b;
+    if (ov)
+        o << fmt("                  each alone over its run; together over the overlap, 0 to %s (until the first is "
+                 "done)\n", time_str(t["window_ns"]).c_str());
     o << fmt("                  HBM GB/s per chip  GEMM alone %.1f, collective alone %.1f, together %.1f\n",
-             double(g["hbm_gbps"]), double(c["hbm_gbps"]), double(b["hbm_gbps"]));
+             double(g["hbm_gbps"]), double(c["hbm_gbps"]), double(t["hbm_gbps"]));
     o << fmt("                  DMA GB/s per chip  GEMM alone %.1f, collective alone %.1f, together %.1f\n",
-             double(g["dma_gbps"]), double(c["dma_gbps"]), double(b["dma_gbps"]));
-    o << fmt("                  DMA queues over each run: descriptors per engine (mean) GEMM alone %.2f, collective "
-             "alone %.2f, together %.2f;\n                  a descriptor's wait for its first burst (mean) %s, %s, %s\n",
-             double(g["dma_queue_depth"]), double(c["dma_queue_depth"]), double(b["dma_queue_depth"]),
-             time_str(g["dma_wait_ns"]).c_str(), time_str(c["dma_wait_ns"]).c_str(), time_str(b["dma_wait_ns"]).c_str());
-    for (auto it = b["links"].begin(); it != b["links"].end(); ++it) {
+             double(g["dma_gbps"]), double(c["dma_gbps"]), double(t["dma_gbps"]));
+    o << fmt("                  DMA queues: descriptors per engine (mean) GEMM alone %.2f, collective alone %.2f, "
+             "together %.2f;\n                  a descriptor's wait for its first burst (mean) %s, %s, %s\n",
+             double(g["dma_queue_depth"]), double(c["dma_queue_depth"]), double(t["dma_queue_depth"]),
+             time_str(g["dma_wait_ns"]).c_str(), time_str(c["dma_wait_ns"]).c_str(), time_str(t["dma_wait_ns"]).c_str());
+    for (auto it = t["links"].begin(); it != t["links"].end(); ++it) {
         const double alone = c["links"].contains(it.key()) ? double(c["links"][it.key()]["max"]) : 0.0;
         o << fmt("                  %-9s max utilisation: collective alone %.1f%%, together %.1f%%\n", it.key().c_str(),
                  100 * alone, 100 * double(it.value()["max"]));

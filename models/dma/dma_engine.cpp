@@ -222,7 +222,8 @@ void dma_engine::retire(uint64_t now) {
             auto cb = std::move(f.owner->on_done);
             if (!m_observers.empty()) {
                 const job& j = *f.owner;
-                m_observers.notify({this, &j.d, j.submitted, j.issue_begin, j.issue_end, sc_core::sc_time_stamp(), j.bursts});
+                m_observers.notify({this, &j.d, j.submitted, j.issue_begin, j.issue_end, sc_core::sc_time_stamp(), j.bursts,
+                                    tlmx::from_ps(j.eligible_ps)});
             }
             m_queued_ns += double(now - tlmx::to_ps(f.owner->submitted)) / 1000.0;
             m_wait_ns += double(tlmx::to_ps(f.owner->issue_begin) - f.owner->eligible_ps) / 1000.0;

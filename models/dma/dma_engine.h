@@ -47,6 +47,7 @@ struct dma_event {
     const dma_descriptor* d;
     sc_core::sc_time submitted, issue_begin, issue_end, done;
     uint64_t bursts;
+    sc_core::sc_time eligible;  // when it could first be served (submitted + the descriptor latency)
 };
 
 class dma_engine : public sc_core::sc_module, private tlmx::timed_client {

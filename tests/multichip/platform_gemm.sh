@@ -90,7 +90,16 @@ assert f["result"]["sim_ns"] == max(f["result"]["gemm_sim_ns"], c["sim_ns"])
 for k in ("gemm_alone", "collective_alone", "together"):
     assert i[k]["dma_queue_depth"] > 0 and i[k]["dma_wait_ns"] > 0, (k, i[k])
 assert i["together"]["dma_wait_ns"] > i["collective_alone"]["dma_wait_ns"], i
-# Timing-only gives the concurrent run the same times, GEMM and collective.
+# Together, the same figures over the overlap: from 0 until the GEMM, the first done, finished. Its HBM and DMA rates
+# are higher than over the whole run (the all-reduce then runs on alone), and hold no more bytes than the run.
+o, b = i["together"]["overlap"], i["together"]
+assert abs(o["window_ns"] - min(b["gemm_ns"], b["collective_ns"])) < 1e-3, (o, b)
+assert b["gemm_ns"] < b["collective_ns"] / 4, b
+assert o["hbm_gbps"] > 1.5 * b["hbm_gbps"] and o["dma_gbps"] > 1.5 * b["dma_gbps"], (o, b)
+assert o["hbm_gbps"] * o["window_ns"] <= b["hbm_gbps"] * b["collective_ns"] * 1.0001, (o, b)
+assert o["dma_queue_depth"] > 0 and o["dma_wait_ns"] > 0 and 0 < o["links"]["link_x"]["max"] <= 1, o
+# Timing-only gives the concurrent run the same times, GEMM and collective, and the same figures over the overlap.
+assert t["interference"]["together"]["overlap"] == o, (t["interference"]["together"]["overlap"], o)
 assert t["result"]["gemm_sim_ns"] == f["result"]["gemm_sim_ns"], (t["result"], f["result"])
 assert t["concurrent"]["sim_ns"] == c["sim_ns"]
 assert not t["concurrent"]["checked"]

@@ -13,6 +13,7 @@
 #include "tlm/bw_port.h"
 #include "tlm/sparse_store.h"
 #include "tlm/stats.h"
+#include "tlm/time_bins.h"
 
 using namespace trnsim;
 
@@ -79,6 +80,32 @@ TEST_CASE("statistics: counters, formulas, histograms, groups", "[tlm]") {
     g.reset();
     REQUIRE(g.value("hbm.bytes") == 0);
     REQUIRE(h.count() == 0);
+}
+
+// Amounts spread over intervals, read up to any time: exact at bin boundaries against the sum of each interval's
+// share before t, within a bin's amounts inside one.
+TEST_CASE("time bins sum amounts spread over time up to any instant", "[tlm]") {
+    const uint64_t W = 1000;
+    trnsim::tlmx::time_bins b(W);
+    struct iv { uint64_t b, e; double a; };
+    const std::vector<iv> adds = {{0, 0, 2.0},        {150, 350, 4.0},   {900, 5100, 42.0}, {4200, 4200, 1.5},
+                                  {2000, 3000, 10.0}, {2500, 2600, 3.0}, {9999, 10001, 8.0}};
+    for (const auto& x : adds) b.add(x.b, x.e, x.a);
+    auto exact = [&](uint64_t t) {  // the share of each amount before t
+        double s = 0;
+        for (const auto& x : adds) {
+            if (x.e <= x.b) s += x.b < t ? x.a : 0.0;
+            else s += x.a * double(std::min(std::max(t, x.b), x.e) - x.b) / double(x.e - x.b);
+        }
+        return s;
+    };
+    for (uint64_t t = 0; t <= 12000; t += W) {
+        INFO("t " << t);
+        CHECK(b.until(t) == Approx(exact(t)).margin(1e-9));
+    }
+    CHECK(b.until(20000) == Approx(2.0 + 4.0 + 42.0 + 1.5 + 10.0 + 3.0 + 8.0));
+    CHECK(b.until(4500) == Approx(exact(4500)).margin(1.5 + 42.0 / 4.2));  // inside a bin: within its amounts
+    CHECK(trnsim::tlmx::time_bins().until(5000) == 0.0);
 }
 
 TEST_CASE("sparse store reads zeros where nothing was written", "[tlm]") {

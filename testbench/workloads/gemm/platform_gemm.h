@@ -7,12 +7,14 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "models/collective/schedule.h"
 #include "platforms/cluster/cluster.h"
 #include "platforms/config/platform_config.h"
+#include "testbench/observe/overlap_meter.h"
 #include "testbench/workloads/gemm/gemm_run.h"
 
 namespace trnsim::tb {
@@ -56,6 +58,8 @@ struct platform_gemm_result {
     double dma_queue_depth = 0, dma_wait_ns = 0;
     bool concurrent = false;              // a collective ran at the same time (then per_chip[i].sim_ns is the
     collective_outcome collective;        // GEMM's own completion on that chip, and `collective` the collective's)
+    // Both together: the chips' and links' figures over the overlap, from time 0 until the first of the two is done.
+    std::optional<overlap_meter::figures> overlap;
 };
 
 // The seed of chip c's operands (chip 0: g.seed).
