@@ -148,7 +148,7 @@ uint64_t light_chip::reduce(uint64_t dst_local, uint64_t src_local, uint64_t byt
     }
     // FCFS on the reduction engine at its rate for this type (rate changes per call: configure each time).
     m_reduce.configure(m_p.reduce_gbps(t), 0);
-    return m_reduce.reserve(now, bytes) + m_reduce_lat_ps;
+    return m_reduce.reserve(now, m_p.reduce_booked_bytes(bytes, t)) + m_reduce_lat_ps;
 }
 
 void light_chip::load(uint64_t local, const void* data, uint64_t bytes) {

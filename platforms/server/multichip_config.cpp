@@ -35,6 +35,9 @@ chip_light::light_chip_config parse_light(const node& n, bool functional) {
     p.ve_lanes_16bit = uint32_t(n.get_uint("ve_lanes_16bit", p.ve_lanes_16bit, 1, 1u << 20));
     p.reduce_engines = uint32_t(n.get_uint("reduce_engines", p.reduce_engines, 1, 1024));
     p.reduce_latency_ns = n.get_double("reduce_latency_ns", p.reduce_latency_ns, 0, 1e9);
+    p.reduce_hbm_efficiency = n.get_double("reduce_hbm_efficiency", p.reduce_hbm_efficiency, 1e-3, 1.0);
+    p.reduce_tile_elements = n.get_uint("reduce_tile_elements", p.reduce_tile_elements, 0, uint64_t(1) << 32);
+    p.reduce_tiles = uint32_t(n.get_uint("reduce_tiles", p.reduce_tiles, 1, 1024));
     p.signal_ns = n.get_double("signal_ns", p.signal_ns, 0, 1e9);
     p.remote_signal_ns = n.get_double("remote_signal_ns", p.remote_signal_ns, 0, 1e9);
     p.functional = functional;

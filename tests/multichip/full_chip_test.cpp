@@ -260,14 +260,19 @@ TEST_CASE("light chips calibrated: 64 MiB reduce-scatter on ring-8 within 3% of 
 TEST_CASE("light chips calibrated: 64 MiB all-gather on ring-8 within 3% of the full chips", "[multichip][full]") {
     check_calibrated("ring-8", collective::op::allgather, 64 << 20, 0.03);
 }
-TEST_CASE("light chips calibrated: 8 MiB all-reduce on ring-8 within 5% of the full chips", "[multichip][full]") {
-    check_calibrated("ring-8", collective::op::allreduce, 8 << 20, 0.05);
+TEST_CASE("light chips calibrated: 8 MiB all-reduce on ring-8 within 3% of the full chips", "[multichip][full]") {
+    check_calibrated("ring-8", collective::op::allreduce, 8 << 20, 0.03);
 }
-TEST_CASE("light chips calibrated: 8 MiB reduce-scatter on ring-8 within 5% of the full chips", "[multichip][full]") {
-    check_calibrated("ring-8", collective::op::reduce_scatter, 8 << 20, 0.05);
+TEST_CASE("light chips calibrated: 8 MiB reduce-scatter on ring-8 within 3% of the full chips", "[multichip][full]") {
+    check_calibrated("ring-8", collective::op::reduce_scatter, 8 << 20, 0.03);
 }
-TEST_CASE("light chips calibrated: 8 MiB all-gather on ring-8 within 5% of the full chips", "[multichip][full]") {
-    check_calibrated("ring-8", collective::op::allgather, 8 << 20, 0.05);
+TEST_CASE("light chips calibrated: 8 MiB all-gather on ring-8 within 3% of the full chips", "[multichip][full]") {
+    check_calibrated("ring-8", collective::op::allgather, 8 << 20, 0.03);
+}
+// 14 MiB: a 1.75 MiB block a step, 7 of the full chip's 256 KiB tiles, one on each reducing core; at 16 MiB the
+// busiest core has two. A reduce booked by its bytes alone was 7.5% slow here and right at 16 MiB.
+TEST_CASE("light chips calibrated: 14 MiB reduce-scatter on ring-8 within 3% of the full chips", "[multichip][full]") {
+    check_calibrated("ring-8", collective::op::reduce_scatter, 14 << 20, 0.03);
 }
 TEST_CASE("light chips calibrated: 8 MiB all-reduce on trn2-server-16 within 3% of the full chips", "[multichip][full]") {
     check_calibrated("trn2-server-16", collective::op::allreduce, 8 << 20, 0.03);

@@ -40,7 +40,8 @@ std::string fault_json(const std::string& body) { return "server.faults.links=["
 // Ring allreduce of B on n chips, unpipelined (tests/multichip/collective_matrix.sh derives it for ring-8):
 // 2(n-1)(alpha + B/(n beta)) + (n-1)(remote signal + reduce latency + B/(n gamma) + signal) + (n-2) remote signal:
 // alpha = DMA cost + one burst + link latency + one packet + memory latency, beta = the effective rate of the
-// slowest link direction, gamma = the reduction rate; every reduce-scatter step is a copy, the remote signal that
+// slowest link direction, gamma = the reduction rate (a step books its busiest core's bytes times the cores that
+// reduce: light_chip_config); every reduce-scatter step is a copy, the remote signal that
 // releases the reduce on the next chip, the reduce, and the signal to that chip's next copy; the all-gather's copies
 // are released by remote signals.
 double ring_allreduce_ns(uint64_t B, uint32_t n, const platform::platform_config& cfg) {
@@ -49,7 +50,8 @@ double ring_allreduce_ns(uint64_t B, uint32_t n, const platform::platform_config
     double alpha = c.dma_latency_ns + 4096 / c.dma_gbps + lp.latency_ns + lp.packet_ns() + c.hbm_latency_ns;
     double gamma = c.reduce_gbps(numerics::dtype::fp32);
     return 2.0 * (n - 1) * (alpha + double(B) / n / lp.effective_gbps()) +
-           (n - 1) * (c.remote_signal_ns + c.reduce_latency_ns + double(B) / n / gamma + c.signal_ns) +
+           (n - 1) * (c.remote_signal_ns + c.reduce_latency_ns +
+                      double(c.reduce_booked_bytes(B / n, numerics::dtype::fp32)) / gamma + c.signal_ns) +
            (n - 2) * c.remote_signal_ns;
 }
 
