@@ -160,10 +160,12 @@ std::string format_interference(const nlohmann::json& f) {
              "together %.2f;\n                  a descriptor's wait for its first burst (mean) %s, %s, %s\n",
              double(g["dma_queue_depth"]), double(c["dma_queue_depth"]), double(t["dma_queue_depth"]),
              time_str(g["dma_wait_ns"]).c_str(), time_str(c["dma_wait_ns"]).c_str(), time_str(t["dma_wait_ns"]).c_str());
-    for (auto it = t["links"].begin(); it != t["links"].end(); ++it) {
+    for (auto it = b["links"].begin(); it != b["links"].end(); ++it) {  // the network's ports: over the run
         const double alone = c["links"].contains(it.key()) ? double(c["links"][it.key()]["max"]) : 0.0;
-        o << fmt("                  %-9s max utilisation: collective alone %.1f%%, together %.1f%%\n", it.key().c_str(),
-                 100 * alone, 100 * double(it.value()["max"]));
+        const bool in_overlap = t["links"].contains(it.key());
+        o << fmt("                  %-9s max utilisation: collective alone %.1f%%, together %.1f%%%s\n", it.key().c_str(),
+                 100 * alone, 100 * double((in_overlap ? t : b)["links"][it.key()]["max"]),
+                 ov && !in_overlap ? " (over the run)" : "");
     }
     return o.str();
 }
