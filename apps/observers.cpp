@@ -104,10 +104,9 @@ void observers::attach_platform(platform::multichip_platform& p) {
     if (!m_timeline) return;
     for (uint32_t c = 0; c < p.chips(); ++c)
         if (platform::chip* chip = p.full_chip(c)) m_timeline->attach(*chip, c);
-    static const char* const dims[] = {"link_x", "link_y", "link_z"};
     for (auto& s : p.servers)
         for (auto& l : s->links) {
-            const std::string dim = l.dim >= 0 && l.dim < 3 ? dims[l.dim] : "link";
+            const std::string dim = platform::multichip_platform::link_kind(l.dim);
             if (p.full_chip(l.a)) m_timeline->attach_link(l.l->a2b, l.a, dim + ".to_chip" + std::to_string(l.b));
             if (p.full_chip(l.b)) m_timeline->attach_link(l.l->b2a, l.b, dim + ".to_chip" + std::to_string(l.a));
         }

@@ -69,7 +69,7 @@ std::vector<multichip_platform::utilisation> multichip_platform::utilisation_sum
     };
     for (const auto& s : servers)
         for (const auto& l : s->links) {
-            std::string k = std::string("link_") + "xyz"[l.dim];
+            const std::string k = link_kind(l.dim);
             add(k, l.l->a2b.timeline());
             add(k, l.l->b2a.timeline());
         }

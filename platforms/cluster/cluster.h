@@ -39,6 +39,9 @@ public:
         double wait_ns = 0;     // total queueing
     };
     std::vector<utilisation> utilisation_summary(uint64_t elapsed_ps) const;
+    // The kind of a server link of dimension `dim` ("link_x", "link_y", "link_z"; "link" out of range): the name
+    // utilisation_summary, the timelines and the overlap figures give its directions.
+    static std::string link_kind(int dim) { return dim >= 0 && dim < 3 ? std::string("link_") + "xyz"[dim] : "link"; }
     stats::group& stats() { return m_stats; }
 
 private:

@@ -28,10 +28,10 @@ void overlap_meter::attach(platform::multichip_platform& p) {
     }
     for (auto& s : p.servers)
         for (auto& l : s->links) {
-            const std::string kind = std::string("link_") + (l.dim >= 0 && l.dim < 3 ? "xyz"[l.dim] : '?');
+            if (!p.full_chip(l.a) || !p.full_chip(l.b)) continue;
             for (link::link_direction* d : {&l.l->a2b, &l.l->b2a}) {
-                if (!p.full_chip(l.a) || !p.full_chip(l.b)) continue;
-                m_links.push_back(std::make_unique<direction>(direction{kind, tlmx::time_bins()}));
+                m_links.push_back(std::make_unique<direction>(direction{platform::multichip_platform::link_kind(l.dim),
+                                                                        tlmx::time_bins()}));
                 direction* dir = m_links.back().get();
                 d->observe([dir](const link::link_event& ev) {
                     dir->busy.add(ev.begin_ps, ev.end_ps, double(ev.end_ps - ev.begin_ps));

@@ -93,8 +93,9 @@ platform_gemm_result run_platform_gemm(const platform::platform_config& cfg, con
     using part = concurrent_collective::part;
     const bool gemm_alone = conc && conc->run == part::gemm_alone, collective_alone = conc && conc->run == part::collective_alone;
     // Both at once: what the chips and links do while the two overlap (until the first of them is done).
+    const bool both = conc && !gemm_alone && !collective_alone;
     overlap_meter meter;
-    if (conc && !gemm_alone && !collective_alone) meter.attach(plat);
+    if (both) meter.attach(plat);
     const std::vector<uint32_t> everyone = [&] {
         std::vector<uint32_t> v;
         for (uint32_t c = 0; c < mc.chips(); ++c) v.push_back(c);
@@ -222,7 +223,7 @@ platform_gemm_result run_platform_gemm(const platform::platform_config& cfg, con
             o.pass = o.mismatches == 0;
         }
         r.pass = r.pass && (!o.checked || o.pass);
-        if (!collective_alone) r.overlap = meter.until(uint64_t(std::llround(std::min(r.sim_ns, o.sim_ns) * 1000.0)));
+        if (both) r.overlap = meter.until(uint64_t(std::llround(std::min(r.sim_ns, o.sim_ns) * 1000.0)));
     }
     r.achieved_tflops = r.sim_ns > 0 ? r.flops / (r.sim_ns * 1e-9) / 1e12 : 0;
     r.check_wall_s = since(t_check);
