@@ -413,7 +413,7 @@ TEST_CASE("phase colsum accumulating into its output matches its reference") {
 
 // The embedding's row moves: 300 tokens over a 50-row shard of the vocabulary (every row several times, a fifth of
 // the tokens outside the shard), a row of 384 BF16 columns.
-static phase_spec row_moves(phase_kind k, bool accumulate = false) {
+static phase_spec row_moves_spec(phase_kind k, bool accumulate = false) {
     phase_spec s;
     s.kind = k, s.rows = 300, s.cols = 384, s.table_rows = 50, s.accumulate = accumulate;
     tb::rng g(7);
@@ -433,7 +433,7 @@ static void check_rows(const phase_spec& s, const char* preset) {
     CHECK(r.sim_ns > 0);
 }
 TEST_CASE("phase gather of token rows from a vocabulary shard matches its reference") {
-    const phase_spec s = row_moves(phase_kind::gather);
+    const phase_spec s = row_moves_spec(phase_kind::gather);
     CHECK(std::count(s.index.begin(), s.index.end(), -1) > 30);
     check_rows(s, "trn2");
     // One row move per token, over the cores.
@@ -443,24 +443,24 @@ TEST_CASE("phase gather of token rows from a vocabulary shard matches its refere
     CHECK(moves == s.rows);
 }
 TEST_CASE("phase scatter_add of token gradients into a vocabulary shard matches its reference") {
-    check_rows(row_moves(phase_kind::scatter_add), "trn2");
+    check_rows(row_moves_spec(phase_kind::scatter_add), "trn2");
 }
 TEST_CASE("phase scatter_add accumulating into the table matches its reference") {
-    check_rows(row_moves(phase_kind::scatter_add, true), "trn2");
+    check_rows(row_moves_spec(phase_kind::scatter_add, true), "trn2");
 }
 // With the detailed HBM model a burst's read and write are apart in time: the waves keep two copies into one row
 // from ever being in flight together (else one of them would be lost).
 TEST_CASE("phase scatter_add matches its reference on the detailed HBM model") {
-    check_rows(row_moves(phase_kind::scatter_add), "trn2-dram");
+    check_rows(row_moves_spec(phase_kind::scatter_add), "trn2-dram");
 }
 TEST_CASE("row moves with a bad index or an index where none belongs are refused") {
     const auto cc = load("trn2").chip;
-    phase_spec s = row_moves(phase_kind::gather);
+    phase_spec s = row_moves_spec(phase_kind::gather);
     s.index[17] = 50;
     REQUIRE_THROWS_WITH(compile_phase(cc, s), Catch::Contains("row 17's index 50 is outside the table's 50 rows"));
     s.index.pop_back();
     REQUIRE_THROWS_WITH(compile_phase(cc, s), Catch::Contains("299 row indices for 300 rows"));
-    s = row_moves(phase_kind::gather);
+    s = row_moves_spec(phase_kind::gather);
     s.kind = phase_kind::copy;
     REQUIRE_THROWS_WITH(compile_phase(cc, s), Catch::Contains("only a gather or a scatter_add takes row indices"));
 }

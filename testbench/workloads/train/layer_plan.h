@@ -27,6 +27,8 @@ enum class phase_kind : uint8_t {
     gather, scatter_add            // the embedding's row lookups and their gradients' accumulation (row DMAs)
 };
 const char* name_of(phase_kind k);
+// The phases that move rows by index (phase_spec::index: the embedding's tokens) rather than stream a tensor.
+inline bool row_moves(phase_kind k) { return k == phase_kind::gather || k == phase_kind::scatter_add; }
 
 // The step's tensors on one chip, by name. Scopes: a layer's inputs ("x", the layer below's "y" or the stage's input;
 // "dy", the layer above's "dx" or the head's), activations (one set per layer and micro-batch, kept from the forward

@@ -97,8 +97,6 @@ kind_def def_of(phase_kind k) {
     }
     throw std::logic_error("phase kind");
 }
-bool row_moves(phase_kind k) { return k == phase_kind::gather || k == phase_kind::scatter_add; }
-
 // The phase's tensors as s runs it: an accumulating colsum reads y as well as writing it (a scatter_add its table).
 kind_def def_of(const phase_spec& s) {
     kind_def kd = def_of(s.kind);
@@ -903,14 +901,15 @@ void check_outputs(platform::chip& chip, const phase_spec& s, const phase_plan& 
         // An ulp-sized rounding of a model-dtype output (BF16: 2^-8 relative to the largest value) plus FP32 math and activation approximations; Adam's
         // update also carries the FP32 rounding of p' (relative to |p| / |update|).
         const bool fp32_out = n == "rstd" || n == "dgain" || n == "m" || n == "v" || n == "update" || n == "stats";
-        c.tolerance = fp32_out ? 1e-4 : (s.dtype == F32 ? 1e-4 : std::ldexp(1.0, -(s.dtype == numerics::dtype::fp16 ? 11 : 8)) + 1e-4);
+        const double ulp = std::ldexp(1.0, -(s.dtype == numerics::dtype::fp16 ? 11 : 8));  // of a 16-bit dtype
+        c.tolerance = fp32_out ? 1e-4 : (s.dtype == F32 ? 1e-4 : ulp + 1e-4);
         if (n == "update" && mx > 0) c.tolerance += 2.0 * 0x1.0p-24 / mx;
         if (s.kind == phase_kind::scatter_add && s.dtype != F32) {  // a rounding to the dtype per copy into a row
             std::map<int64_t, uint64_t> copies;
             uint64_t most = 0;
             for (int64_t row : s.index)
                 if (row >= 0) most = std::max(most, ++copies[row]);
-            c.tolerance = std::ldexp(1.0, -(s.dtype == numerics::dtype::fp16 ? 11 : 8)) * double(most) + 1e-4;
+            c.tolerance = ulp * double(most) + 1e-4;
         }
         c.pass = c.rel_err <= c.tolerance;
         r.pass = r.pass && c.pass;

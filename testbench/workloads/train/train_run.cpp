@@ -422,8 +422,7 @@ train_result run_train(const platform::platform_config& cfg, const model_spec& m
             const auto at = tp_at.find({s, mb, int(part), l, o.name});
             if (at != tp_at.end()) q.offset = at->second->tensor, q.region = at->second->region;
         }
-        if (o.k == layer_op::kind::phase && (o.phase == phase_kind::gather || o.phase == phase_kind::scatter_add))
-            q.op.index = embed_rows;
+        if (o.k == layer_op::kind::phase && row_moves(o.phase)) q.op.index = embed_rows;
         q.use = o.name;
         return need(q);
     };

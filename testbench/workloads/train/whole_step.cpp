@@ -198,9 +198,11 @@ double stored(double x, numerics::dtype t) {
 // updates.
 class stack_check {
 public:
-    stack_check(const model_spec& m, const parallel_plan& p, const layer_plan& lp, uint64_t seed, bool head)
+    // `tokens`: per replica, the step's tokens the chips' row moves follow (with the head and the embedding).
+    stack_check(const model_spec& m, const parallel_plan& p, const layer_plan& lp, uint64_t seed, bool head,
+                const std::vector<std::vector<uint32_t>>& tokens)
         : m(m), p(p), lp(lp), head(head), M(p.micro_batches(m)), T(uint64_t(p.micro_batch) * m.seq), H(m.hidden),
-          d(m.head_dim()), h(m.heads / p.tp), F(m.ffn / p.tp), V(m.vocab / p.tp) {
+          d(m.head_dim()), h(m.heads / p.tp), F(m.ffn / p.tp), V(m.vocab / p.tp), tokens(tokens) {
         tb::rng g(seed * 0x9E3779B97F4A7C15ull + 42);
         auto rnd = [&](uint32_t rows, uint32_t cols, double lo, double hi, bool model_dtype) {
             golden::mat a(rows, cols);
@@ -243,7 +245,6 @@ public:
         // Per replica, its micro-batches' rows one after another (labels: a token each).
         for (uint32_t r = 0; r < p.dp; ++r) {
             if (head) {  // the tokens' embedding rows
-                tokens.push_back(step_tokens(m, p, seed, r));
                 golden::mat xr(uint32_t(M * T), H);
                 for (uint64_t i = 0; i < M * T; ++i)
                     for (uint32_t c = 0; c < H; ++c) xr(uint32_t(i), c) = wemb(tokens[r][i], c);
@@ -544,7 +545,7 @@ private:
     std::vector<golden::mat> probs;             // per replica: the reference's probabilities (with the head)
     golden::mat wout, gf, wout_m, wout_v, gf_m, gf_v, dwout, dgf;  // the head's weights, moments and gradients
     golden::mat wemb, wemb_m, wemb_v, dwemb;    // the embedding's
-    std::vector<std::vector<uint32_t>> tokens;  // per replica: the step's tokens (with the head and embedding)
+    const std::vector<std::vector<uint32_t>> tokens;  // per replica: the step's tokens (with the head and embedding)
     uint64_t most_copies = 0;                   // the most tokens of the step that share one embedding row
 };
 
@@ -569,7 +570,7 @@ public:
         const uint64_t first = place_regions();
         for (uint32_t st = 0; st < S; ++st)
             mem.emplace_back(lp, m.dtype, st, S, LS, M, first, cc.hbm.capacity_bytes - PAGE, embedding, head);
-        if (opt.check) check.emplace(m, p, lp, opt.seed, head);
+        if (opt.check) check.emplace(m, p, lp, opt.seed, head, tokens);
     }
 
     void add_passes();
@@ -799,7 +800,7 @@ per_chip whole_builder::run_op(const op_at& at, const layer_op& o, const std::st
         mm.kind = "phase";
         std::map<std::string, placed_tensor> bound;
         for (const auto& io : o.io) bound[io.first] = operand_of(at, o, io.first, 0);
-        if (o.phase == phase_kind::gather || o.phase == phase_kind::scatter_add)  // the chip's tokens in its shard
+        if (row_moves(o.phase))  // the chip's tokens in its shard
             return add_local(at.st, [&](uint32_t c) {
                 layer_op oc = o;
                 oc.index = shard_rows(tokens[replica_of[c]], m, p, at.mb, rank_of[c]);
